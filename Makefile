@@ -1,0 +1,63 @@
+# vegaskit: build, deps, test, demo, bench, results.
+# `make` builds; `sudo make test` and `sudo make demo` are the two commands a
+# newcomer needs (both install what they need through `make deps`).
+
+CLANG	?= clang
+BPFTOOL	?= bpftool
+CC	?= gcc
+BUILD	:= build
+VENV	:= .venv
+PY	:= $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+VARIANTS	:= bpf_vegas
+BPF_HDRS	:= $(wildcard bpf/*.h)
+BPF_OBJS	:= $(VARIANTS:%=$(BUILD)/%.bpf.o)
+LOADER_SRCS	:= $(wildcard loader/*.c)
+LOADER_HDRS	:= $(wildcard loader/*.h)
+LINKEMU		:= $(if $(wildcard netns-tests/linkemu/*.c),$(BUILD)/linkemu)
+CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
+LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
+
+.PHONY: all deps test test-unit demo bench clean
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(LINKEMU)
+
+$(BUILD):
+	mkdir -p $@
+
+# CO-RE: the one header of kernel types, from the running kernel's BTF.
+$(BUILD)/vmlinux.h: | $(BUILD)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
+	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
+
+# vegasctl embeds the objects (loader/vk_embed.h), so it runs from anywhere.
+$(BUILD)/vegasctl: $(LOADER_SRCS) $(LOADER_HDRS) bpf/vk_intf.h $(BPF_OBJS)
+	$(CC) $(CFLAGS) -I$(BUILD) $(LOADER_SRCS) -o $@ $(LIBBPF_LIBS)
+
+# The pure-C decision core as a shared library, driven by the unit tests.
+$(BUILD)/libvkcore.so: bpf/tests/vk_core_shim.c $(BPF_HDRS) | $(BUILD)
+	$(CC) $(CFLAGS) -shared -fPIC -Ibpf $< -o $@
+
+# The testbed's link emulator (delay line, rate, drop-tail queue, loss).
+$(BUILD)/linkemu: $(wildcard netns-tests/linkemu/*.c netns-tests/linkemu/*.h) | $(BUILD)
+	$(CC) $(CFLAGS) $(filter %.c,$^) -o $@ -lm
+
+deps:
+	@bash tools/deps.sh
+
+test: deps all
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Pure logic only (no root, no kernel): the decision core, metrics, the model.
+test-unit: all
+	$(PY) -m pytest -m "not kernel" $(PYTEST_ARGS)
+
+demo: deps all
+	$(PY) netns-tests/demo.py
+
+clean:
+	rm -rf $(BUILD)

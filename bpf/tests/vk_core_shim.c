@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exports the inline decision core (bpf/vk_core.h) as plain functions so the
+ * userspace tests (bpf/tests/test_core.py, via ctypes) drive the very code the
+ * BPF controllers compile.
+ */
+#include <linux/types.h>
+#include "../vk_core.h"
+
+void vkt_vegas_decide(const struct vk_params *p, const struct vk_sample *s, struct vk_decision *d)
+{
+	vk_vegas_decide(p, s, d);
+}
+
+void vkt_rtt_sample(__u32 *base, __u32 *min, __u32 *cnt, __s32 rtt_us)
+{
+	vk_rtt_sample(base, min, cnt, rtt_us);
+}
+
+__u32 vkt_loss_ssthresh(__u32 cwnd, __u32 loss_cut)
+{
+	return vk_loss_ssthresh(cwnd, loss_cut);
+}
+
+__u32 vkt_slow_start(__u32 cwnd, __u32 ssthresh, __u32 acked, __u32 clamp)
+{
+	return vk_slow_start(cwnd, ssthresh, acked, clamp);
+}
+
+__u32 vkt_clamp_cwnd(__u64 cwnd, __u32 clamp)
+{
+	return vk_clamp_cwnd(cwnd, clamp);
+}

@@ -1,0 +1,83 @@
+"""ctypes bindings to build/libvkcore.so: the decision core the BPF programs compile.
+
+Struct layouts mirror bpf/vk_intf.h and bpf/vk_core.h; enum values are read from
+vk_intf.h itself so the tests cannot drift from the header.
+"""
+from __future__ import annotations
+
+import ctypes as C
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LIB = ROOT / "build" / "libvkcore.so"
+
+
+def _enum(prefix: str) -> dict[str, int]:
+    """Members of the enum in vk_intf.h whose names start with prefix, in order."""
+    text = (ROOT / "bpf" / "vk_intf.h").read_text()
+    out, nxt = {}, 0
+    for name, val in re.findall(rf"^\s*{prefix}(\w+)\s*(?:=\s*(\d+))?\s*,", text, re.M):
+        nxt = int(val) if val else nxt
+        out[name] = nxt
+        nxt += 1
+    return out
+
+
+RULE = _enum("VK_RULE_")
+VARIANT = _enum("VK_")
+
+
+class Params(C.Structure):
+    _fields_ = [(n, C.c_uint32) for n in (
+        "magic", "variant", "alpha", "beta", "gamma", "alpha_max", "ss_every_other_rtt",
+        "loss_cut", "ref_bytes", "gain_milli", "generation", "ca_flags")]
+
+
+class Sample(C.Structure):
+    _fields_ = [(n, C.c_uint32) for n in (
+        "cwnd", "ssthresh", "cwnd_clamp", "base_rtt", "rtt", "cnt_rtt", "acked", "ss_grow")]
+
+
+class Decision(C.Structure):
+    _fields_ = [("cwnd", C.c_uint32), ("ssthresh", C.c_uint32), ("diff", C.c_int32),
+                ("rule", C.c_uint32)]
+
+
+lib = C.CDLL(str(LIB))
+lib.vkt_loss_ssthresh.restype = C.c_uint32
+lib.vkt_loss_ssthresh.argtypes = [C.c_uint32, C.c_uint32]
+lib.vkt_slow_start.restype = C.c_uint32
+lib.vkt_slow_start.argtypes = [C.c_uint32] * 4
+lib.vkt_clamp_cwnd.restype = C.c_uint32
+lib.vkt_clamp_cwnd.argtypes = [C.c_uint64, C.c_uint32]
+lib.vkt_rtt_sample.argtypes = [C.POINTER(C.c_uint32)] * 3 + [C.c_int32]
+
+NO_CLAMP = 0xFFFFFFFF
+INF_SSTHRESH = 0x7FFFFFFF      # TCP_INFINITE_SSTHRESH
+
+
+def params(variant: str = "VEGAS", **kw) -> Params:
+    base = dict(magic=0x564B5031, variant=VARIANT[variant], alpha=2, beta=4, gamma=1,
+                alpha_max=64, loss_cut=2, ref_bytes=4500, gain_milli=500)
+    base.update(kw)
+    return Params(**base)
+
+
+def sample(**kw) -> Sample:
+    base = dict(cwnd=10, ssthresh=INF_SSTHRESH, cwnd_clamp=NO_CLAMP, base_rtt=1000, rtt=1000,
+                cnt_rtt=10, acked=1, ss_grow=1)
+    base.update(kw)
+    return Sample(**base)
+
+
+def vegas(p: Params, s: Sample) -> Decision:
+    d = Decision()
+    lib.vkt_vegas_decide(C.byref(p), C.byref(s), C.byref(d))
+    return d
+
+
+def rtt_sample(base: int, mn: int, cnt: int, rtt_us: int) -> tuple[int, int, int]:
+    b, m, c = C.c_uint32(base), C.c_uint32(mn), C.c_uint32(cnt)
+    lib.vkt_rtt_sample(C.byref(b), C.byref(m), C.byref(c), rtt_us)
+    return b.value, m.value, c.value

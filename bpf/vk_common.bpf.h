@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vk_common.bpf.h - the machinery every vegaskit controller shares
+ * (DESIGN section 3): per-socket state in icsk_ca_priv, RTT sampling in
+ * pkts_acked, one decision per RTT when the ACK passes beg_snd_nxt, Reno
+ * outside TCP_CA_Open, restart on idle, loss response, the per-flow view in
+ * sk_storage, and the struct_ops callbacks themselves.
+ *
+ * A variant file defines VK_VARIANT, VK_DEFAULT_PARAMS and VK_CA_NAME, includes
+ * this header, and then defines vk_variant_init() and vk_variant_decide().
+ */
+#ifndef VK_COMMON_BPF_H
+#define VK_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "vk_intf.h"
+#include "vk_core.h"
+
+char _license[] SEC("license") = "GPL";
+
+#define VK_RTT_INF	0x7fffffffu
+
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
+extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
+
+/* Per-socket state; the kernel zeroes it before init. */
+struct vk_ca {
+	__u32 beg_snd_nxt;	/* right edge of the window when this RTT began */
+	__u32 base_rtt;		/* us, min over the connection */
+	__u32 min_rtt;		/* us, min over the current RTT */
+	__u32 cnt_rtt;		/* samples in the current RTT */
+	__u32 alpha;		/* per-socket thresholds (vegas_a, pipe adapt them) */
+	__u32 beta;
+	__u64 prev_th;		/* vegas_a/pipe: Th' of the previous decision */
+	__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
+	__u8 doing_vegas;	/* 1 in TCP_CA_Open */
+	__u8 ss_grow;		/* ss_every_other_rtt: this RTT grows the window */
+};
+_Static_assert(sizeof(struct vk_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
+	       "struct vk_ca must fit icsk_ca_priv (104 bytes)");
+
+/* Parameters of this instance: one mutable, pinned, retunable map. */
+struct vk_params vk_params SEC(".data.params") = {
+	.magic = VK_PARAMS_MAGIC,
+	.variant = VK_VARIANT,
+	.loss_cut = 2,
+	.alpha_max = 64,
+	VK_DEFAULT_PARAMS
+};
+
+/* Per-flow view, shared by every instance (pinned by name), see vk_intf.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vk_flow);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vk_flows SEC(".maps");
+
+static __always_inline struct tcp_sock *vk_tp(struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __always_inline struct vk_ca *vk_ca(struct sock *sk)
+{
+	return (struct vk_ca *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
+}
+
+static __always_inline int vk_after(__u32 seq1, __u32 seq2)
+{
+	return (__s32)(seq2 - seq1) < 0;
+}
+
+/* Variant hooks, defined by the variant file after this header. */
+static __always_inline void vk_variant_init(const struct vk_params *p, struct vk_ca *ca);
+static __always_inline void vk_variant_decide(const struct vk_params *p, const struct vk_sample *s,
+					      struct vk_ca *ca, struct vk_decision *d);
+
+/* Start a fresh RTT of measurement (tcp_vegas.c vegas_enable()). */
+static __always_inline void vk_enable(struct sock *sk)
+{
+	struct vk_ca *ca = vk_ca(sk);
+
+	ca->doing_vegas = 1;
+	ca->beg_snd_nxt = vk_tp(sk)->snd_nxt;
+	ca->cnt_rtt = 0;
+	ca->min_rtt = VK_RTT_INF;
+}
+
+static __always_inline void vk_reset(struct sock *sk)
+{
+	struct vk_ca *ca = vk_ca(sk);
+
+	ca->base_rtt = VK_RTT_INF;
+	ca->ss_grow = 1;
+	ca->frac = 0;
+	ca->prev_th = 0;
+	vk_variant_init(&vk_params, ca);
+	vk_enable(sk);
+}
+
+/* Record the decision in the socket's vk_flow (what `vegasctl flows` lists). */
+static __always_inline void vk_record(struct sock *sk, const struct vk_ca *ca,
+				      const struct vk_sample *s, const struct vk_decision *d)
+{
+	struct vk_flow *f;
+
+	f = bpf_sk_storage_get(&vk_flows, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!f)
+		return;
+	f->base_rtt_us = ca->base_rtt;
+	f->rtt_us = s->rtt;
+	f->diff = d->diff;
+	f->cwnd = d->cwnd;
+	f->ssthresh = d->ssthresh;
+	f->alpha = ca->alpha;
+	f->beta = ca->beta;
+	f->variant = VK_VARIANT;
+	f->last_rule = d->rule;
+	f->decisions++;
+	if (d->rule < VK_NR_RULES)
+		f->rule_count[d->rule]++;
+}
+
+/* Once per RTT: build the sample, let the variant decide, apply. */
+static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct tcp_sock *tp = vk_tp(sk);
+	struct vk_ca *ca = vk_ca(sk);
+	struct vk_params p = vk_params;	/* one consistent read per decision */
+	struct vk_decision d = {};
+	struct vk_sample s = {
+		.cwnd = tp->snd_cwnd,
+		.ssthresh = tp->snd_ssthresh,
+		.cwnd_clamp = tp->snd_cwnd_clamp,
+		.base_rtt = ca->base_rtt,
+		.rtt = ca->min_rtt,
+		.cnt_rtt = ca->cnt_rtt,
+		.acked = acked,
+		.ss_grow = ca->ss_grow,
+	};
+
+	ca->beg_snd_nxt = tp->snd_nxt;	/* the extent of the next RTT */
+	vk_variant_decide(&p, &s, ca, &d);
+	if (d.rule == VK_RULE_RENO) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		d.cwnd = tp->snd_cwnd;
+		d.ssthresh = tp->snd_ssthresh;
+	} else {
+		tp->snd_cwnd = d.cwnd;
+		tp->snd_ssthresh = d.ssthresh;
+	}
+	vk_record(sk, ca, &s, &d);
+	ca->cnt_rtt = 0;
+	ca->min_rtt = VK_RTT_INF;
+	ca->ss_grow ^= 1;
+}
+
+SEC("struct_ops")
+void BPF_PROG(vk_init, struct sock *sk)
+{
+	vk_reset(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(vk_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct tcp_sock *tp = vk_tp(sk);
+	struct vk_ca *ca = vk_ca(sk);
+
+	if (!ca->doing_vegas) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	if (vk_after(ack, ca->beg_snd_nxt)) {
+		vk_decide_rtt(sk, ack, acked);
+	} else if (vk_in_slow_start(tp->snd_cwnd, tp->snd_ssthresh) &&
+		   (!vk_params.ss_every_other_rtt || ca->ss_grow)) {
+		tp->snd_cwnd = vk_slow_start(tp->snd_cwnd, tp->snd_ssthresh, acked,
+					     tp->snd_cwnd_clamp);
+	}
+}
+
+SEC("struct_ops")
+void BPF_PROG(vk_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	struct vk_ca *ca = vk_ca(sk);
+
+	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->cnt_rtt, sample->rtt_us);
+}
+
+/* Vegas logic only in TCP_CA_Open; Reno in CWR, Recovery and Loss. */
+SEC("struct_ops")
+void BPF_PROG(vk_set_state, struct sock *sk, __u8 new_state)
+{
+	if (new_state == TCP_CA_Open)
+		vk_enable(sk);
+	else
+		vk_ca(sk)->doing_vegas = 0;
+}
+
+/* Restart after idle: the path may have changed, relearn (tcp_vegas.c). */
+SEC("struct_ops")
+void BPF_PROG(vk_cwnd_event, struct sock *sk, enum tcp_ca_event event)
+{
+	if (event == CA_EVENT_CWND_RESTART || event == CA_EVENT_TX_START)
+		vk_reset(sk);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(vk_ssthresh, struct sock *sk)
+{
+	return vk_loss_ssthresh(vk_tp(sk)->snd_cwnd, vk_params.loss_cut);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(vk_undo_cwnd, struct sock *sk)
+{
+	return tcp_reno_undo_cwnd(sk);
+}
+
+/* The controller itself; vegasctl may rename it before registering. */
+SEC(".struct_ops.link")
+struct tcp_congestion_ops vk_ops = {
+	.init		= (void *)vk_init,
+	.ssthresh	= (void *)vk_ssthresh,
+	.cong_avoid	= (void *)vk_cong_avoid,
+	.set_state	= (void *)vk_set_state,
+	.cwnd_event	= (void *)vk_cwnd_event,
+	.pkts_acked	= (void *)vk_pkts_acked,
+	.undo_cwnd	= (void *)vk_undo_cwnd,
+	.name		= VK_CA_NAME,
+};
+
+#endif /* VK_COMMON_BPF_H */

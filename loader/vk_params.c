@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "vk_params.h"
+#include "vk_variants.h"
+
+#define ALL	((1u << VK_VEGAS) | (1u << VK_VEGAS_A) | (1u << VK_PIPE) | (1u << VK_VEGAS_FR))
+#define THRESH	((1u << VK_VEGAS) | (1u << VK_VEGAS_A) | (1u << VK_PIPE))
+#define ADAPT	((1u << VK_VEGAS_A) | (1u << VK_PIPE))
+#define FR	(1u << VK_VEGAS_FR)
+#define OFF(f)	offsetof(struct vk_params, f)
+
+const struct vk_param_desc vk_param_descs[] = {
+	{ "alpha", VK_P_COUNT, OFF(alpha), THRESH,
+	  "lower backlog threshold, packets (vegas_a/pipe: initial per-socket value)" },
+	{ "beta", VK_P_COUNT, OFF(beta), THRESH,
+	  "upper backlog threshold, packets (vegas_a/pipe: initial per-socket value)" },
+	{ "gamma", VK_P_COUNT, OFF(gamma), ALL, "slow-start exit threshold, packets" },
+	{ "alpha_max", VK_P_COUNT, OFF(alpha_max), ADAPT, "cap on the adaptive alpha" },
+	{ "ref_bytes", VK_P_COUNT, OFF(ref_bytes), FR, "reference backlog R, bytes (> mss/2)" },
+	{ "gain", VK_P_GAIN, OFF(gain_milli), FR, "proportional gain k in (0, 1]" },
+	{ "ss_every_other_rtt", VK_P_BOOL, OFF(ss_every_other_rtt), ALL,
+	  "1: original Vegas slow start, doubling every other RTT (seed 001, 2.1)" },
+	{ "loss_cut", VK_P_CUT, OFF(loss_cut), ALL,
+	  "window cut on loss: 2 halves (Linux), 4 cuts by 1/4 (original Vegas)" },
+};
+const size_t vk_nr_param_descs = sizeof(vk_param_descs) / sizeof(vk_param_descs[0]);
+
+struct vk_preset {
+	const char *name;
+	unsigned variants;
+	const char *settings;	/* parsed by vk_param_apply, space separated */
+	const char *why;
+};
+
+static const struct vk_preset vk_presets[] = {
+	{ "linux", 1u << VK_VEGAS, "alpha=2 beta=4 gamma=1", "Linux tcp_vegas.c defaults" },
+	{ "brakmo", 1u << VK_VEGAS, "alpha=1 beta=3 gamma=1", "Brakmo and Peterson's thresholds" },
+	{ "samios", 1u << VK_VEGAS, "alpha=6 beta=6 gamma=6",
+	  "seed 001: alpha = beta, gamma = (alpha+beta)/2 (section 2.1)" },
+	{ "original", 1u << VK_VEGAS, "alpha=1 beta=3 gamma=1 ss_every_other_rtt=1 loss_cut=4",
+	  "original Vegas mechanics of seed 001, section 2.1" },
+};
+
+static unsigned *field(struct vk_params *p, const struct vk_param_desc *d)
+{
+	return (unsigned *)((char *)p + d->off);
+}
+
+unsigned vk_param_value(const struct vk_params *p, const struct vk_param_desc *d)
+{
+	return *(const unsigned *)((const char *)p + d->off);
+}
+
+const struct vk_param_desc *vk_param_find(const char *key, enum vk_variant v)
+{
+	for (size_t i = 0; i < vk_nr_param_descs; i++)
+		if (!strcmp(vk_param_descs[i].key, key) && (vk_param_descs[i].variants & (1u << v)))
+			return &vk_param_descs[i];
+	return NULL;
+}
+
+static int parse_count(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')	/* rejects "", "-1", "+1", " 1" */
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > 0xffffffffull)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_value(const struct vk_param_desc *d, const char *val, unsigned *out, char *err)
+{
+	char *end;
+	double g;
+
+	switch (d->kind) {
+	case VK_P_COUNT:
+		if (parse_count(val, out) == 0)
+			return 0;
+		snprintf(err, VK_ERR_MAX, "%s: '%s' is not a non-negative integer", d->key, val);
+		return -1;
+	case VK_P_BOOL:
+		if (parse_count(val, out) == 0 && *out <= 1)
+			return 0;
+		snprintf(err, VK_ERR_MAX, "%s: '%s' must be 0 or 1", d->key, val);
+		return -1;
+	case VK_P_CUT:
+		if (!strcmp(val, "1/2") || !strcmp(val, "2")) {
+			*out = 2;
+			return 0;
+		}
+		if (!strcmp(val, "1/4") || !strcmp(val, "4")) {
+			*out = 4;
+			return 0;
+		}
+		snprintf(err, VK_ERR_MAX, "%s: '%s' must be 1/2 or 1/4", d->key, val);
+		return -1;
+	case VK_P_GAIN:
+		errno = 0;
+		g = strtod(val, &end);
+		if (errno || end == val || *end || !(g > 0.0 && g <= 1.0)) {
+			snprintf(err, VK_ERR_MAX, "%s: '%s' must be a number in (0, 1]", d->key, val);
+			return -1;
+		}
+		*out = (unsigned)(g * 1000.0 + 0.5);
+		if (*out == 0) {
+			snprintf(err, VK_ERR_MAX, "%s: '%s' is below the resolution 0.001", d->key, val);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+int vk_param_apply(struct vk_params *p, const char *kv, char *err)
+{
+	const struct vk_param_desc *d;
+	const char *eq = strchr(kv, '=');
+	char key[32];
+	unsigned v;
+
+	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
+		snprintf(err, VK_ERR_MAX, "'%s': expected key=value", kv);
+		return -1;
+	}
+	memcpy(key, kv, eq - kv);
+	key[eq - kv] = '\0';
+	d = vk_param_find(key, p->variant);
+	if (!d) {
+		snprintf(err, VK_ERR_MAX, "unknown parameter '%s' for variant %s (see: vegasctl list)",
+			 key, vk_variant_name(p->variant));
+		return -1;
+	}
+	if (parse_value(d, eq + 1, &v, err))
+		return -1;
+	*field(p, d) = v;
+	return 0;
+}
+
+int vk_preset_apply(struct vk_params *p, const char *preset, char *err)
+{
+	for (size_t i = 0; i < sizeof(vk_presets) / sizeof(vk_presets[0]); i++) {
+		const struct vk_preset *ps = &vk_presets[i];
+		char buf[256], *tok, *save;
+
+		if (strcmp(ps->name, preset) || !(ps->variants & (1u << p->variant)))
+			continue;
+		snprintf(buf, sizeof(buf), "%s", ps->settings);
+		for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+			if (vk_param_apply(p, tok, err))
+				return -1;
+		return 0;
+	}
+	snprintf(err, VK_ERR_MAX, "unknown preset '%s' for variant %s (see: vegasctl list)",
+		 preset, vk_variant_name(p->variant));
+	return -1;
+}
+
+int vk_params_validate(const struct vk_params *p, char *err)
+{
+	bool thresh = vk_param_find("alpha", p->variant) != NULL;
+
+	if (thresh && p->alpha > p->beta) {
+		snprintf(err, VK_ERR_MAX, "alpha (%u) must not exceed beta (%u)", p->alpha, p->beta);
+		return -1;
+	}
+	if (vk_param_find("alpha_max", p->variant)) {
+		/* Vegas-A/PIPE never let alpha fall below 1 (DESIGN section 3). */
+		if (p->alpha < 1) {
+			snprintf(err, VK_ERR_MAX, "alpha must be >= 1 for %s", vk_variant_name(p->variant));
+			return -1;
+		}
+		if (p->alpha_max < p->alpha) {
+			snprintf(err, VK_ERR_MAX, "alpha_max (%u) must be >= alpha (%u)",
+				 p->alpha_max, p->alpha);
+			return -1;
+		}
+	}
+	if (p->variant == VK_VEGAS_FR) {
+		/* seed 004: Q carries +mss/2, so R <= mss/2 could never be met. */
+		if (p->ref_bytes <= VK_FR_MSS_MAX / 2) {
+			snprintf(err, VK_ERR_MAX, "ref_bytes (%u) must exceed mss/2 = %u bytes",
+				 p->ref_bytes, VK_FR_MSS_MAX / 2);
+			return -1;
+		}
+		if (p->gain_milli < 1 || p->gain_milli > 1000) {
+			snprintf(err, VK_ERR_MAX, "gain must be in (0, 1]");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void print_value(FILE *f, const struct vk_param_desc *d, unsigned v, bool json)
+{
+	if (d->kind == VK_P_GAIN)
+		fprintf(f, "%.3f", v / 1000.0);
+	else if (d->kind == VK_P_CUT)
+		fprintf(f, json ? "\"1/%u\"" : "1/%u", v);
+	else
+		fprintf(f, "%u", v);
+}
+
+void vk_params_print(FILE *f, const struct vk_params *p, bool json)
+{
+	bool first = true;
+
+	if (json)
+		fputc('{', f);
+	for (size_t i = 0; i < vk_nr_param_descs; i++) {
+		const struct vk_param_desc *d = &vk_param_descs[i];
+
+		if (!(d->variants & (1u << p->variant)))
+			continue;
+		if (json)
+			fprintf(f, "%s\"%s\":", first ? "" : ",", d->key);
+		else
+			fprintf(f, "%s%s=", first ? "" : " ", d->key);
+		print_value(f, d, vk_param_value(p, d), json);
+		first = false;
+	}
+	if (json)
+		fputc('}', f);
+}
+
+void vk_presets_print(FILE *f, enum vk_variant v, bool json)
+{
+	bool first = true;
+
+	if (json)
+		fputc('{', f);
+	for (size_t i = 0; i < sizeof(vk_presets) / sizeof(vk_presets[0]); i++) {
+		const struct vk_preset *ps = &vk_presets[i];
+
+		if (!(ps->variants & (1u << v)))
+			continue;
+		if (json)
+			fprintf(f, "%s\"%s\":\"%s\"", first ? "" : ",", ps->name, ps->settings);
+		else
+			fprintf(f, "    %-10s %-55s %s\n", ps->name, ps->settings, ps->why);
+		first = false;
+	}
+	if (json)
+		fputc('}', f);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Parameter keys, presets and validation: one table serves parse, print and docs. */
+#ifndef VK_PARAMS_H
+#define VK_PARAMS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "../bpf/vk_intf.h"
+
+#define VK_ERR_MAX 256
+
+/*
+ * vegas_fr needs R > mss/2 (seed 004). The loader cannot know every future
+ * socket's MSS, so it checks against the Ethernet MSS with timestamps (1500 -
+ * 20 - 20 - 12); smaller MSS values (the packet-size experiment uses 536
+ * and 256) only make the condition easier to meet.
+ */
+#define VK_FR_MSS_MAX 1448
+
+enum vk_param_kind {
+	VK_P_COUNT,	/* non-negative integer (packets, bytes) */
+	VK_P_BOOL,	/* 0 or 1 */
+	VK_P_CUT,	/* loss cut: 2 (1/2) or 4 (1/4) */
+	VK_P_GAIN,	/* real in (0, 1], stored in thousandths */
+};
+
+struct vk_param_desc {
+	const char *key;
+	enum vk_param_kind kind;
+	size_t off;		/* offsetof(struct vk_params, field) */
+	unsigned variants;	/* bit (1 << enum vk_variant) for each variant it applies to */
+	const char *help;
+};
+
+extern const struct vk_param_desc vk_param_descs[];
+extern const size_t vk_nr_param_descs;
+
+const struct vk_param_desc *vk_param_find(const char *key, enum vk_variant v);
+/* Apply one "key=value" to p; on error, fill err and return -1 (p untouched). */
+int vk_param_apply(struct vk_params *p, const char *kv, char *err);
+/* Apply a named preset; -1 with err if the variant has no such preset. */
+int vk_preset_apply(struct vk_params *p, const char *preset, char *err);
+/* Whole-struct checks: alpha <= beta, alpha_max >= alpha, R, k ... */
+int vk_params_validate(const struct vk_params *p, char *err);
+/* Presets of a variant, for `list`, as a NULL-terminated array of names. */
+void vk_presets_print(FILE *f, enum vk_variant v, bool json);
+/* "alpha=2 beta=4 ..." or a JSON object of the keys that apply to the variant. */
+void vk_params_print(FILE *f, const struct vk_params *p, bool json);
+unsigned vk_param_value(const struct vk_params *p, const struct vk_param_desc *d);
+
+#endif

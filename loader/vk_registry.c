@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "vk_registry.h"
+
+#define AVAILABLE_CC	"/proc/sys/net/ipv4/tcp_available_congestion_control"
+#define VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
+
+bool vk_verbose;
+
+static int fail(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, 256, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int vk_check_name(const char *name, char *err)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= VK_NAME_MAX)
+		return fail(err, "name '%s' must be 1 to %d characters", name, VK_NAME_MAX - 1);
+	if (name[0] == '.')
+		return fail(err, "name '%s' must not start with '.'", name);
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.'))
+			return fail(err, "name '%s' may contain only letters, digits, '_' and '.'", name);
+	}
+	return 0;
+}
+
+/* Each missing prerequisite gets its own message saying what to do. */
+int vk_check_env(char *err)
+{
+	struct statfs st;
+	struct btf *btf;
+	int has_ops, has_link;
+
+	if (geteuid() != 0)
+		return fail(err, "must be run as root (loading controllers needs CAP_BPF and CAP_NET_ADMIN): try sudo");
+	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
+		return fail(err, "no BPF filesystem at /sys/fs/bpf: mount it with 'mount -t bpf bpf /sys/fs/bpf'");
+	if (access(VMLINUX_BTF, R_OK))
+		return fail(err, "kernel BTF missing (%s): a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed", VMLINUX_BTF);
+	btf = btf__parse_raw(VMLINUX_BTF);
+	if (!btf)
+		return fail(err, "kernel BTF at %s is unreadable: a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed", VMLINUX_BTF);
+	has_ops = btf__find_by_name_kind(btf, "bpf_struct_ops_tcp_congestion_ops", BTF_KIND_STRUCT) > 0;
+	has_link = btf__find_by_name_kind(btf, "bpf_struct_ops_link", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	if (!has_ops)
+		return fail(err, "this kernel cannot run BPF TCP congestion control (no struct_ops for tcp_congestion_ops): Linux >= 5.6 with CONFIG_BPF_JIT is needed");
+	if (!has_link)
+		return fail(err, "this kernel has no struct_ops links: Linux >= 6.4 is needed");
+	return 0;
+}
+
+bool vk_ca_available(const char *name)
+{
+	char buf[4096], *tok, *save;
+	FILE *f = fopen(AVAILABLE_CC, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, name))
+			return true;
+	return false;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;	/* our own messages say what failed; -v shows libbpf's */
+	return vk_verbose ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static struct bpf_object *open_variant(const struct vk_variant_desc *v, char *err)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = v->ca_name,
+		    .pin_root_path = VK_PIN_SHARED);
+	struct bpf_object *obj;
+	const void *bytes;
+	size_t sz;
+
+	libbpf_set_print(libbpf_quiet);
+	bytes = v->elf_bytes(&sz);
+	obj = bpf_object__open_mem(bytes, sz, &opts);
+	if (!obj)
+		fail(err, "cannot open the embedded %s object: %s", v->name, strerror(errno));
+	return obj;
+}
+
+static struct bpf_map *params_map(struct bpf_object *obj)
+{
+	return bpf_object__find_map_by_name(obj, ".data.params");
+}
+
+static struct bpf_map *ops_map(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, obj)
+		if (bpf_map__type(m) == BPF_MAP_TYPE_STRUCT_OPS)
+			return m;
+	return NULL;
+}
+
+int vk_default_params(const struct vk_variant_desc *v, struct vk_params *p, char *err)
+{
+	struct bpf_object *obj = open_variant(v, err);
+	const void *init;
+	size_t sz = 0;
+
+	if (!obj)
+		return -1;
+	init = params_map(obj) ? bpf_map__initial_value(params_map(obj), &sz) : NULL;
+	if (!init || sz != sizeof(*p)) {
+		bpf_object__close(obj);
+		return fail(err, "embedded %s object has no vk_params (build mismatch)", v->name);
+	}
+	memcpy(p, init, sizeof(*p));
+	bpf_object__close(obj);
+	return 0;
+}
+
+/* Byte offset of a member of struct tcp_congestion_ops, from the object's BTF. */
+static int ops_member_offset(struct bpf_object *obj, const char *member)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_type *t;
+	const struct btf_member *m;
+	int id;
+
+	id = btf ? btf__find_by_name_kind(btf, "tcp_congestion_ops", BTF_KIND_STRUCT) : -1;
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), member))
+			return btf_member_bit_offset(t, i) / 8;
+	return -1;
+}
+
+/*
+ * bpffs refuses '.' in names (it reserves them for maps.debug and friends), but
+ * controller names may contain it: the directory spells '.' as '+', a character
+ * names cannot contain, so the mapping is one-to-one.
+ */
+static void dir_name(char *out, const char *name, char from, char to)
+{
+	for (; *name; name++, out++)
+		*out = *name == from ? to : *name;
+	*out = '\0';
+}
+
+static void path_of(char *buf, size_t n, const char *name, const char *leaf)
+{
+	char enc[VK_NAME_MAX];
+
+	dir_name(enc, name, '.', '+');
+	snprintf(buf, n, VK_PIN_CC "/%s%s%s", enc, leaf ? "/" : "", leaf ? leaf : "");
+}
+
+static int mkdir_private(const char *path)
+{
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Remove the shared pins and the root once no instance is left. */
+static void prune_root(void)
+{
+	if (rmdir(VK_PIN_CC) && errno != ENOENT)
+		return;		/* still has instances */
+	unlink(VK_PIN_SHARED "/vk_flows");
+	rmdir(VK_PIN_SHARED);
+	rmdir(VK_PIN_ROOT);
+}
+
+int vk_instance_load(const struct vk_variant_desc *v, const char *name,
+		     const struct vk_params *p, char *err)
+{
+	char dir[256], pin[300];
+	struct bpf_object *obj = NULL;
+	struct bpf_link *link = NULL;
+	struct bpf_map *pm, *om;
+	size_t sz;
+	char *ops;
+	int name_off, flags_off, ret = -1;
+
+	if (mkdir_private(VK_PIN_ROOT) || mkdir_private(VK_PIN_CC) || mkdir_private(VK_PIN_SHARED))
+		return fail(err, "cannot create %s: %s", VK_PIN_ROOT, strerror(errno));
+	path_of(dir, sizeof(dir), name, NULL);
+	if (mkdir(dir, 0700)) {
+		if (errno == EEXIST)
+			fail(err, "'%s' is already loaded by vegaskit (unload it first)", name);
+		else
+			fail(err, "cannot create %s: %s", dir, strerror(errno));
+		prune_root();
+		return -1;
+	}
+	obj = open_variant(v, err);
+	if (!obj)
+		goto out;
+	pm = params_map(obj);
+	om = ops_map(obj);
+	ops = om ? bpf_map__initial_value(om, &sz) : NULL;
+	name_off = ops_member_offset(obj, "name");
+	flags_off = ops_member_offset(obj, "flags");
+	if (!pm || !ops || name_off < 0 || flags_off < 0 || (size_t)name_off + VK_NAME_MAX > sz) {
+		fail(err, "embedded %s object is malformed (build mismatch)", v->name);
+		goto out;
+	}
+	memset(ops + name_off, 0, VK_NAME_MAX);
+	memcpy(ops + name_off, name, strlen(name));
+	memcpy(ops + flags_off, &p->ca_flags, sizeof(__u32));
+	if (bpf_map__set_initial_value(pm, p, sizeof(*p))) {
+		fail(err, "cannot set parameters: %s", strerror(errno));
+		goto out;
+	}
+	if (bpf_object__load(obj)) {
+		fail(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",
+		     v->name, strerror(errno));
+		goto out;
+	}
+	link = bpf_map__attach_struct_ops(om);
+	if (!link) {
+		if (errno == EEXIST)
+			fail(err, "a congestion control named '%s' is already registered", name);
+		else
+			fail(err, "cannot register '%s': %s", name, strerror(errno));
+		goto out;
+	}
+	path_of(pin, sizeof(pin), name, "params");
+	if (bpf_map__pin(pm, pin)) {
+		fail(err, "cannot pin %s: %s", pin, strerror(errno));
+		goto out;
+	}
+	path_of(pin, sizeof(pin), name, "link");
+	if (bpf_link__pin(link, pin)) {	/* the commit point */
+		fail(err, "cannot pin %s: %s", pin, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret) {
+		path_of(pin, sizeof(pin), name, "params");
+		unlink(pin);
+		rmdir(dir);
+		prune_root();
+	}
+	bpf_link__destroy(link);	/* the pin, if any, keeps it registered */
+	bpf_object__close(obj);
+	return ret;
+}
+
+int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
+{
+	char pin[300];
+	struct stat st;
+	int fd, key = 0;
+
+	memset(inst, 0, sizeof(*inst));
+	snprintf(inst->name, sizeof(inst->name), "%.*s", VK_NAME_MAX - 1, name);
+	path_of(pin, sizeof(pin), name, NULL);
+	if (stat(pin, &st) || !S_ISDIR(st.st_mode))
+		return fail(err, "no controller named '%s' was loaded by vegaskit (see: vegasctl list)", name);
+	path_of(pin, sizeof(pin), name, "params");
+	fd = bpf_obj_get(pin);
+	if (fd >= 0) {
+		inst->has_params = bpf_map_lookup_elem(fd, &key, &inst->params) == 0 &&
+				   inst->params.magic == VK_PARAMS_MAGIC;
+		close(fd);
+	}
+	path_of(pin, sizeof(pin), name, "link");
+	fd = bpf_obj_get(pin);
+	if (fd >= 0) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		inst->has_link = true;
+		if (!bpf_link_get_info_by_fd(fd, &info, &len)) {
+			inst->link_id = info.id;
+			inst->map_id = info.struct_ops.map_id;
+		}
+		close(fd);
+	}
+	inst->registered = vk_ca_available(name);
+	return 0;
+}
+
+int vk_instance_write_params(const char *name, const struct vk_params *p, char *err)
+{
+	char pin[300];
+	int fd, key = 0, ret;
+
+	path_of(pin, sizeof(pin), name, "params");
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return fail(err, "cannot open %s: %s", pin, strerror(errno));
+	ret = bpf_map_update_elem(fd, &key, p, BPF_ANY);
+	close(fd);
+	if (ret)
+		return fail(err, "cannot update %s: %s", pin, strerror(errno));
+	return 0;
+}
+
+/* Wait (briefly) for the kernel to drop a registration after its link is freed. */
+static bool wait_unregistered(const char *name)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	for (int i = 0; i < 300; i++) {
+		if (!vk_ca_available(name))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+int vk_instance_unload(const char *name, char *err)
+{
+	char dir[256], pin[300];
+	struct stat st;
+
+	path_of(dir, sizeof(dir), name, NULL);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return fail(err, "no controller named '%s' was loaded by vegaskit (see: vegasctl list)", name);
+	path_of(pin, sizeof(pin), name, "link");
+	if (unlink(pin) && errno != ENOENT)
+		return fail(err, "cannot remove %s: %s", pin, strerror(errno));
+	path_of(pin, sizeof(pin), name, "params");
+	unlink(pin);
+	if (rmdir(dir))
+		return fail(err, "cannot remove %s: %s", dir, strerror(errno));
+	prune_root();
+	if (!wait_unregistered(name))
+		return fail(err, "'%s' unpinned but the kernel still lists it after 3 s", name);
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int vk_instance_names(char names[][VK_NAME_MAX], int max)
+{
+	DIR *d = opendir(VK_PIN_CC);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -1;
+	while ((e = readdir(d)) && n < max) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= VK_NAME_MAX)
+			continue;
+		dir_name(names[n++], e->d_name, '+', '.');
+	}
+	closedir(d);
+	qsort(names, n, VK_NAME_MAX, cmp_names);
+	return n;
+}

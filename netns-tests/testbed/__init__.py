@@ -1,0 +1,1 @@
+"""vegaskit testbed: network namespaces, links, traffic and the scenario runner."""

@@ -1,0 +1,57 @@
+"""iperf3 flows: one server per flow (3.12 runs one test per server), JSON results."""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass
+
+from .netns import Lab, Netns
+
+
+@dataclass
+class FlowResult:
+    """What iperf3 -J reports for one flow; times relative to the flow's start."""
+    cc: str
+    bps_received: float
+    retransmits: int
+    intervals: list[dict]     # start, end, bytes, snd_cwnd (bytes), rtt_us, retransmits
+
+    @classmethod
+    def from_json(cls, cc: str, doc: dict) -> "FlowResult":
+        ivs = []
+        for iv in doc["intervals"]:
+            s = iv["streams"][0]
+            ivs.append({"start": s["start"], "end": s["end"], "bytes": s["bytes"],
+                        "snd_cwnd": s.get("snd_cwnd", 0), "rtt_us": s.get("rtt", 0),
+                        "retransmits": s.get("retransmits", 0)})
+        end = doc["end"]
+        return cls(cc=cc, bps_received=end["sum_received"]["bits_per_second"],
+                   retransmits=end["sum_sent"].get("retransmits", 0), intervals=ivs)
+
+
+def server(lab: Lab, ns: Netns, port: int) -> subprocess.Popen:
+    p = lab.spawn(ns, ["iperf3", "-s", "-1", "-p", str(port)])
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:      # wait until it listens
+        if f":{port} " in ns.run(["ss", "-Htln"], check=False):
+            return p
+        time.sleep(0.05)
+    raise RuntimeError(f"iperf3 server on port {port} did not start")
+
+
+def client(lab: Lab, ns: Netns, addr: str, port: int, cc: str, seconds: float,
+           interval: float = 0.5, mss: int | None = None) -> subprocess.Popen:
+    argv = ["iperf3", "-c", addr, "-p", str(port), "-C", cc, "-t", str(seconds),
+            "-i", str(interval), "-J"]
+    if mss:
+        argv += ["-M", str(mss)]
+    return lab.spawn(ns, argv)
+
+
+def wait(p: subprocess.Popen, cc: str, timeout: float) -> FlowResult:
+    out, err = p.communicate(timeout=timeout)
+    doc = json.loads(out) if out.strip() else {}
+    if p.returncode != 0 or "error" in doc:
+        raise RuntimeError(f"iperf3 ({cc}) failed: {doc.get('error') or err.decode().strip()}")
+    return FlowResult.from_json(cc, doc)

@@ -1,0 +1,163 @@
+"""Network namespaces, veths and processes owned by one run, and their cleanup.
+
+Everything a run creates is registered with its Lab; Lab.close() (also on
+exceptions, SIGINT and SIGTERM) kills the processes and deletes the
+namespaces, which takes their devices with them. Names carry the owner's pid
+(vk<pid>x<rand>-<role>) so concurrent runs never collide and sweep() can remove
+what a SIGKILLed run left behind.
+"""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+NETNS_DIR = "/var/run/netns"
+_NAME_RE = re.compile(r"^vk(\d+)x[0-9a-f]+-")
+
+
+def sh(argv: list[str], check: bool = True, timeout: float = 30) -> str:
+    """Run a command, return stdout; raise with stderr on failure."""
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip() or r.returncode}")
+    return r.stdout
+
+
+@dataclass
+class Netns:
+    name: str
+
+    def cmd(self, argv: list[str]) -> list[str]:
+        return ["ip", "netns", "exec", self.name, *argv]
+
+    def run(self, argv: list[str], check: bool = True, timeout: float = 30) -> str:
+        return sh(self.cmd(argv), check=check, timeout=timeout)
+
+    def sysctl(self, key: str, value) -> None:
+        self.run(["sysctl", "-qw", f"{key}={value}"])
+
+    def no_offloads(self, dev: str) -> None:
+        """TSO/GSO/GRO off so that every queue counts real packets (DESIGN 6)."""
+        self.run(["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"], check=False)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep() -> list[str]:
+    """Delete vegaskit namespaces whose owning process is gone. Returns their names."""
+    removed = []
+    for name in sorted(os.listdir(NETNS_DIR)) if os.path.isdir(NETNS_DIR) else []:
+        m = _NAME_RE.match(name)
+        if m and not _pid_alive(int(m.group(1))):
+            _kill_netns_procs(name)
+            sh(["ip", "netns", "del", name], check=False)
+            removed.append(name)
+    return removed
+
+
+def _kill_netns_procs(name: str) -> None:
+    pids = sh(["ip", "netns", "pids", name], check=False).split()
+    for pid in pids:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def owned_namespaces() -> list[str]:
+    return [n for n in (os.listdir(NETNS_DIR) if os.path.isdir(NETNS_DIR) else [])
+            if _NAME_RE.match(n)]
+
+
+class _Terminate(BaseException):
+    """SIGTERM turned into an exception so that cleanup runs."""
+
+
+@dataclass
+class Lab:
+    """The owner of one run's namespaces and processes; use as a context manager."""
+    prefix: str = field(default_factory=lambda: f"vk{os.getpid()}x{secrets.token_hex(2)}")
+    namespaces: list[Netns] = field(default_factory=list)
+    procs: list[subprocess.Popen] = field(default_factory=list)
+
+    def __enter__(self) -> "Lab":
+        self._old_term = None
+        try:
+            self._old_term = signal.signal(signal.SIGTERM, self._on_term)
+        except ValueError:      # not the main thread: the caller handles signals
+            pass
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+        if self._old_term is not None:
+            signal.signal(signal.SIGTERM, self._old_term)
+
+    @staticmethod
+    def _on_term(signum, frame):
+        raise _Terminate()
+
+    def netns(self, role: str) -> Netns:
+        ns = Netns(f"{self.prefix}-{role}")
+        sh(["ip", "netns", "add", ns.name])
+        self.namespaces.append(ns)
+        ns.run(["ip", "link", "set", "lo", "up"])
+        return ns
+
+    def veth(self, a: Netns, a_dev: str, b: Netns, b_dev: str) -> None:
+        """A veth pair between two namespaces, up, offloads off on both ends."""
+        tmp = f"vkt{secrets.token_hex(4)}"      # created in the root ns, moved at once
+        sh(["ip", "link", "add", tmp, "type", "veth", "peer", "name", tmp + "p"])
+        sh(["ip", "link", "set", tmp, "netns", a.name, "name", a_dev])
+        sh(["ip", "link", "set", tmp + "p", "netns", b.name, "name", b_dev])
+        for ns, dev in ((a, a_dev), (b, b_dev)):
+            ns.run(["ip", "link", "set", dev, "up"])
+            ns.no_offloads(dev)
+
+    def spawn(self, ns: Netns | None, argv: list[str], **kw) -> subprocess.Popen:
+        """Start a process (in its own process group) that close() will kill."""
+        full = ns.cmd(argv) if ns else argv
+        kw.setdefault("stdout", subprocess.PIPE)
+        kw.setdefault("stderr", subprocess.PIPE)
+        p = subprocess.Popen(full, start_new_session=True, **kw)
+        self.procs.append(p)
+        return p
+
+    def close(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 2
+        for p in self.procs:
+            try:
+                p.wait(timeout=max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+            for s in (p.stdout, p.stderr):
+                if s:
+                    s.close()
+        self.procs.clear()
+        for ns in reversed(self.namespaces):
+            _kill_netns_procs(ns.name)
+            sh(["ip", "netns", "del", ns.name], check=False)
+        self.namespaces.clear()

@@ -1,0 +1,170 @@
+"""vegasctl: load, unload, set, show, list, and every refusal leaving the system unchanged."""
+import json
+import os
+import struct
+
+import pytest
+
+from conftest import PIN_ROOT, available_cc, loaded, vegasctl, vegasctl_json
+
+pytestmark = pytest.mark.kernel
+
+
+def snapshot():
+    """What a refused command must not change: registrations and our pins."""
+    pins = sorted(os.path.relpath(os.path.join(d, f), PIN_ROOT)
+                  for d, _, fs in os.walk(PIN_ROOT) for f in fs) if PIN_ROOT.exists() else []
+    params = {i["name"]: i["params"] for i in vegasctl_json("list")["instances"]}
+    return available_cc(), pins, params
+
+
+def refused(*args, user=None, wrap=None, expect=""):
+    """Run a command that must fail: one stderr line, non-zero exit, nothing changed."""
+    before = snapshot()
+    r = vegasctl(*args, check=False, user=user, wrap=wrap)
+    assert r.returncode != 0, f"{args} succeeded: {r.stdout}"
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("vegasctl: "), r.stderr
+    assert expect in lines[0], lines[0]
+    assert r.stdout == ""
+    assert snapshot() == before
+    return lines[0]
+
+
+def test_load_registers_and_outlives_the_command_then_unload_removes_all():
+    vegasctl("load", "vegas")
+    try:
+        assert "bpf_vegas" in available_cc()
+        assert (PIN_ROOT / "cc" / "bpf_vegas" / "link").exists()
+        inst = vegasctl_json("show", "bpf_vegas")
+        assert inst["state"] == "registered" and inst["variant"] == "vegas"
+        assert inst["params"] == {"alpha": 2, "beta": 4, "gamma": 1,
+                                  "ss_every_other_rtt": 0, "loss_cut": "1/2"}
+        assert inst["restricted"] is True
+    finally:
+        vegasctl("unload", "bpf_vegas")
+    assert "bpf_vegas" not in available_cc()
+    assert not PIN_ROOT.exists()
+
+
+def test_two_instances_with_different_names_and_parameters():
+    with loaded("vegas", "--name", "vk_a", "--preset", "brakmo") as a, \
+         loaded("vegas", "--name", "vk.b", "--alpha", "5", "beta=9") as b:
+        cc = available_cc()
+        assert a in cc and b in cc
+        listed = {i["name"]: i for i in vegasctl_json("list")["instances"]}
+        assert listed[a]["params"]["alpha"] == 1 and listed[a]["params"]["beta"] == 3
+        assert listed[b]["params"]["alpha"] == 5 and listed[b]["params"]["beta"] == 9
+        assert vegasctl_json("show", a)["map_id"] != vegasctl_json("show", b)["map_id"]
+
+
+def test_presets_and_options():
+    with loaded("vegas", "--preset", "original") as name:
+        p = vegasctl_json("show", name)["params"]
+        assert p == {"alpha": 1, "beta": 3, "gamma": 1, "ss_every_other_rtt": 1, "loss_cut": "1/4"}
+    with loaded("vegas", "--preset", "samios", "--unrestricted") as name:
+        inst = vegasctl_json("show", name)
+        assert (inst["params"]["alpha"], inst["params"]["beta"]) == (6, 6)
+        assert inst["restricted"] is False
+
+
+def test_set_changes_live_parameters_and_show_reports_them():
+    with loaded("vegas") as name:
+        r = vegasctl("set", name, "alpha=3", "beta=6")
+        assert "alpha=3 beta=6" in r.stdout
+        inst = vegasctl_json("show", name)
+        assert (inst["params"]["alpha"], inst["params"]["beta"]) == (3, 6)
+        assert inst["generation"] == 1
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["alpha=7"], "must not exceed beta"),            # 7 > beta 4
+    (["alpha=3", "beta=2"], "must not exceed beta"),
+    (["alpha=-1"], "not a non-negative integer"),
+    (["beta=four"], "not a non-negative integer"),
+    (["gamma="], "not a non-negative integer"),
+    (["delta=1"], "unknown parameter"),
+    (["alpha"], "expected key=value"),
+    (["loss_cut=1/3"], "1/2 or 1/4"),
+    (["ss_every_other_rtt=2"], "0 or 1"),
+])
+def test_invalid_set_changes_nothing(args, expect):
+    with loaded("vegas") as name:
+        refused("set", name, *args, expect=expect)
+        assert vegasctl_json("show", name)["generation"] == 0
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["reno"], "unknown variant"),
+    (["vegas", "--preset", "fast"], "unknown preset"),
+    (["vegas", "alpha=5", "beta=3"], "must not exceed beta"),
+    (["vegas", "--alpha", "-2"], "not a non-negative integer"),
+    (["vegas", "gamma=1.5"], "not a non-negative integer"),
+    (["vegas", "--name", "a_name_far_too_long"], "1 to 15 characters"),
+    (["vegas", "--name", "bad/name"], "may contain only"),
+    (["vegas", "--name", "bad name"], "may contain only"),
+    (["vegas", "--name", "cubic"], "already registered"),
+])
+def test_bad_load_is_refused(args, expect):
+    refused("load", *args, expect=expect)
+
+
+def test_duplicate_and_unknown_names():
+    with loaded("vegas") as name:
+        refused("load", "vegas", expect="already registered")
+        refused("load", "vegas", "--name", name, expect="already registered")
+    refused("unload", "bpf_vegas", expect="no controller named")
+    refused("set", "nosuch", "alpha=1", expect="no controller named")
+    refused("show", "nosuch", expect="no controller named")
+
+
+def test_not_root():
+    refused("load", "vegas", user=65534, expect="must be run as root")
+    refused("list", user=65534, expect="must be run as root")
+
+
+def test_no_bpffs():
+    # A private mount namespace where /sys/fs/bpf is not mounted (host untouched).
+    wrap = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'umount -l /sys/fs/bpf 2>/dev/null; exec "$@"', "sh"]
+    refused("load", "vegas", wrap=wrap, expect="mount -t bpf bpf /sys/fs/bpf")
+
+
+def tiny_btf(path):
+    """A valid raw BTF blob holding one 'int' and nothing else: no struct_ops."""
+    strings = b"\0int\0"
+    int_type = struct.pack("<III", 1, 1 << 24, 4) + struct.pack("<I", 32)   # BTF_KIND_INT
+    hdr = struct.pack("<HBBIIIII", 0xEB9F, 1, 0, 24, 0, len(int_type), len(int_type),
+                      len(strings))
+    path.write_bytes(hdr + int_type + strings)
+
+
+@pytest.mark.parametrize("content,expect", [
+    (None, "CONFIG_DEBUG_INFO_BTF"),                 # BTF file unreadable as BTF
+    ("tiny", "cannot run BPF TCP congestion control"),  # BTF without struct_ops
+])
+def test_no_btf_or_no_struct_ops(tmp_path, content, expect):
+    fake = tmp_path / "vmlinux"
+    if content:
+        tiny_btf(fake)
+    else:
+        fake.write_bytes(b"")
+    wrap = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f'mount --bind {fake} /sys/kernel/btf/vmlinux && exec "$@"', "sh"]
+    refused("load", "vegas", wrap=wrap, expect=expect)
+
+
+def test_list_json_describes_variants():
+    doc = vegasctl_json("list")
+    vegas = next(v for v in doc["variants"] if v["variant"] == "vegas")
+    assert vegas["default_name"] == "bpf_vegas"
+    assert vegas["defaults"]["alpha"] == 2 and vegas["defaults"]["beta"] == 4
+    assert set(vegas["presets"]) >= {"linux", "brakmo", "samios"}
+    assert doc["instances"] == []
+
+
+def test_usage_errors_exit_2():
+    r = vegasctl("frobnicate", check=False)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    r = vegasctl(check=False)
+    assert r.returncode == 2

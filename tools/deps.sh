@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Install everything vegaskit needs on Debian 12 (bookworm). Idempotent: every step
+# checks before it acts, so `make deps` is cheap the second time.
+# Called only by `make deps`; the one place that installs things.
+set -euo pipefail
+
+VENV=${VENV:-.venv}
+need_root() { [ "$(id -u)" -eq 0 ] || { echo "make deps: must run as root (try: sudo make deps)" >&2; exit 1; }; }
+need_root
+export DEBIAN_FRONTEND=noninteractive
+
+# libbpf >= 1.2 and bpftool >= 7.3 are needed for struct_ops links (bpf_link__update_map);
+# bookworm main has libbpf 1.1, bookworm-backports has 1.4.
+BP=/etc/apt/sources.list.d/bookworm-backports.list
+if [ ! -f "$BP" ] && ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	echo "deb http://deb.debian.org/debian bookworm-backports main" > "$BP"
+	rm -f /var/lib/apt/periodic/vegaskit-updated
+fi
+
+pkgs_main=(clang llvm make gcc pkg-config libelf-dev zlib1g-dev iperf3 ethtool iproute2
+	   iputils-ping bpftrace bpfcc-tools python3-bpfcc python3-venv
+	   linux-headers-amd64 procps psmisc)
+pkgs_bp=(libbpf-dev bpftool)
+
+missing=()
+for p in "${pkgs_main[@]}" "${pkgs_bp[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+libbpf_ok() { pkg-config --atleast-version=1.2 libbpf 2>/dev/null; }
+if [ ${#missing[@]} -gt 0 ] || ! libbpf_ok; then
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${pkgs_main[@]}" >/dev/null
+	apt-get install -y -qq --no-install-recommends -t bookworm-backports "${pkgs_bp[@]}" >/dev/null
+fi
+libbpf_ok || { echo "make deps: libbpf >= 1.2 not available after install" >&2; exit 1; }
+
+# bcc compiles tracepoint programs against kernel headers; this kernel ships none.
+# A Debian 6.1 header tree is enough for tracepoint programs (never for struct layouts).
+KB=/lib/modules/$(uname -r)
+if [ ! -e "$KB/build" ]; then
+	hdr=$(ls -d /usr/src/linux-headers-6.1*-amd64 2>/dev/null | sort -V | tail -n1)
+	common=$(ls -d /usr/src/linux-headers-6.1*-common 2>/dev/null | sort -V | tail -n1)
+	if [ -n "$hdr" ]; then
+		mkdir -p "$KB"
+		ln -sfn "$hdr" "$KB/build"
+		[ -n "$common" ] && ln -sfn "$common" "$KB/source"
+	fi
+fi
+
+# bpffs for pinned registrations; tracefs for tracepoint formats.
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null || true
+
+# A venv that also sees Debian's python3-bpfcc (dist-packages).
+if [ ! -x "$VENV/bin/python" ]; then
+	/usr/bin/python3 -m venv --system-site-packages "$VENV"
+fi
+"$VENV/bin/python" -c 'import pytest, tomllib, matplotlib, hypothesis' 2>/dev/null ||
+	"$VENV/bin/pip" install -q pytest matplotlib hypothesis
+echo "deps: ok (libbpf $(pkg-config --modversion libbpf), $(bpftool version 2>/dev/null | head -n1))"

@@ -1,0 +1,1 @@
+"""vegaskit analysis package: metrics, the Samios-Vernon model, trace parsing and plots."""

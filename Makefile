@@ -10,7 +10,7 @@ VENV	:= .venv
 PY	:= $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-VARIANTS	:= bpf_vegas
+VARIANTS	:= bpf_vegas bpf_vegas_a bpf_pipe bpf_vegas_fr
 BPF_HDRS	:= $(wildcard bpf/*.h)
 BPF_OBJS	:= $(VARIANTS:%=$(BUILD)/%.bpf.o)
 LOADER_SRCS	:= $(wildcard loader/*.c)

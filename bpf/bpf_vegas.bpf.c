@@ -10,17 +10,8 @@
 #define VK_DEFAULT_PARAMS	.alpha = 2, .beta = 4, .gamma = 1	/* Linux defaults */
 #include "vk_common.bpf.h"
 
-static __always_inline void vk_variant_init(const struct vk_params *p, struct vk_ca *ca)
-{
-	/* Shown per flow; classic Vegas reads alpha/beta from the params. */
-	ca->alpha = p->alpha;
-	ca->beta = p->beta;
-}
-
 static __always_inline void vk_variant_decide(const struct vk_params *p, const struct vk_sample *s,
 					      struct vk_ca *ca, struct vk_decision *d)
 {
-	ca->alpha = p->alpha;	/* a retune shows at the next decision */
-	ca->beta = p->beta;
 	vk_vegas_decide(p, s, d);
 }

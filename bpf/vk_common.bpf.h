@@ -7,7 +7,7 @@
  * sk_storage, and the struct_ops callbacks themselves.
  *
  * A variant file defines VK_VARIANT, VK_DEFAULT_PARAMS and VK_CA_NAME, includes
- * this header, and then defines vk_variant_init() and vk_variant_decide().
+ * this header, and then defines vk_variant_decide(), its once-per-RTT rule.
  */
 #ifndef VK_COMMON_BPF_H
 #define VK_COMMON_BPF_H
@@ -31,9 +31,7 @@ struct vk_ca {
 	__u32 base_rtt;		/* us, min over the connection */
 	__u32 min_rtt;		/* us, min over the current RTT */
 	__u32 cnt_rtt;		/* samples in the current RTT */
-	__u32 alpha;		/* per-socket thresholds (vegas_a, pipe adapt them) */
-	__u32 beta;
-	__u64 prev_th;		/* vegas_a/pipe: Th' of the previous decision */
+	struct vk_adapt adapt;	/* vegas_a/pipe: per-socket alpha, beta and Th' */
 	__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
 	__u8 doing_vegas;	/* 1 in TCP_CA_Open */
 	__u8 ss_grow;		/* ss_every_other_rtt: this RTT grows the window */
@@ -74,8 +72,7 @@ static __always_inline int vk_after(__u32 seq1, __u32 seq2)
 	return (__s32)(seq2 - seq1) < 0;
 }
 
-/* Variant hooks, defined by the variant file after this header. */
-static __always_inline void vk_variant_init(const struct vk_params *p, struct vk_ca *ca);
+/* The variant's rule, defined by the variant file after this header. */
 static __always_inline void vk_variant_decide(const struct vk_params *p, const struct vk_sample *s,
 					      struct vk_ca *ca, struct vk_decision *d);
 
@@ -97,8 +94,8 @@ static __always_inline void vk_reset(struct sock *sk)
 	ca->base_rtt = VK_RTT_INF;
 	ca->ss_grow = 1;
 	ca->frac = 0;
-	ca->prev_th = 0;
-	vk_variant_init(&vk_params, ca);
+	/* Vegas-A/PIPE start each socket at the configured alpha, beta (seed 000, IV). */
+	ca->adapt = (struct vk_adapt){ .alpha = vk_params.alpha, .beta = vk_params.beta };
 	vk_enable(sk);
 }
 
@@ -116,8 +113,8 @@ static __always_inline void vk_record(struct sock *sk, const struct vk_ca *ca,
 	f->diff = d->diff;
 	f->cwnd = d->cwnd;
 	f->ssthresh = d->ssthresh;
-	f->alpha = ca->alpha;
-	f->beta = ca->beta;
+	f->alpha = d->alpha;
+	f->beta = d->beta;
 	f->variant = VK_VARIANT;
 	f->last_rule = d->rule;
 	f->decisions++;
@@ -141,6 +138,7 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		.cnt_rtt = ca->cnt_rtt,
 		.acked = acked,
 		.ss_grow = ca->ss_grow,
+		.mss = tp->mss_cache,
 	};
 
 	ca->beg_snd_nxt = tp->snd_nxt;	/* the extent of the next RTT */

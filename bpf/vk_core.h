@@ -27,18 +27,31 @@ struct vk_sample {
 	__u32 cnt_rtt;		/* RTT samples in the last RTT */
 	__u32 acked;		/* packets newly acked by this ACK */
 	__u32 ss_grow;		/* ss_every_other_rtt: 1 in a growing RTT */
+	__u32 mss;		/* bytes (vegas_fr) */
+};
+
+/* Per-socket adaptive state of Vegas-A and PIPE: thresholds and Th' of the last decision. */
+struct vk_adapt {
+	__u32 alpha;
+	__u32 beta;
+	__u32 prev_cwnd;	/* Th' = prev_cwnd / prev_rtt; prev_rtt 0: none yet */
+	__u32 prev_rtt;
 };
 
 /* Outputs: the new window and what decided it. */
 struct vk_decision {
 	__u32 cwnd;
 	__u32 ssthresh;
-	__s32 diff;
+	__s32 diff;		/* packets (vegas family) or bytes (vegas_fr) */
 	__u32 rule;		/* enum vk_rule */
+	__u32 alpha;		/* thresholds in force after the decision */
+	__u32 beta;
 };
 
 VK_INLINE __u32 vk_min_u32(__u32 a, __u32 b) { return a < b ? a : b; }
 VK_INLINE __u32 vk_max_u32(__u32 a, __u32 b) { return a > b ? a : b; }
+
+VK_INLINE __s32 vk_sat_s32(__u64 x) { return x > 0x7fffffff ? 0x7fffffff : (__s32)x; }
 
 /* x - 1 without wrapping below zero. */
 VK_INLINE __u32 vk_dec1(__u32 x) { return x ? x - 1 : 0; }
@@ -168,6 +181,8 @@ VK_INLINE int vk_decision_begin(const struct vk_sample *s, struct vk_decision *d
 	d->ssthresh = s->ssthresh;
 	d->diff = 0;
 	d->rule = VK_RULE_NONE;
+	d->alpha = 0;
+	d->beta = 0;
 	if (s->cnt_rtt <= 2 || !s->base_rtt || s->rtt < s->base_rtt) {
 		/* "fewer than three samples: not enough to trust" (tcp_vegas.c) */
 		d->rule = VK_RULE_RENO;
@@ -188,8 +203,10 @@ VK_INLINE void vk_vegas_decide(const struct vk_params *p, const struct vk_sample
 
 	if (!vk_decision_begin(s, d))
 		return;
+	d->alpha = p->alpha;
+	d->beta = p->beta;
 	diff = vk_diff_linux(s->cwnd, s->rtt, s->base_rtt);
-	d->diff = diff > 0x7fffffff ? 0x7fffffff : (__s32)diff;
+	d->diff = vk_sat_s32(diff);
 
 	if (!vk_slow_start_decide(p, s, diff, d)) {
 		if (diff > p->beta) {
@@ -202,6 +219,139 @@ VK_INLINE void vk_vegas_decide(const struct vk_params *p, const struct vk_sample
 		} else {
 			d->rule = VK_RULE_HOLD;
 		}
+	}
+	vk_finish(s, d);
+}
+
+/* Sign of (diff - thresh) for the papers' diff = cwnd*(rtt-base)/rtt, exactly:
+ * compares cwnd*(rtt-base) with thresh*rtt, so no division rounds a tie away. */
+VK_INLINE int vk_cmp_backlog(__u32 cwnd, __u32 rtt, __u32 base, __u32 thresh)
+{
+	__u64 lhs = rtt > base ? (__u64)cwnd * (rtt - base) : 0;
+	__u64 rhs = (__u64)thresh * rtt;
+
+	return lhs > rhs ? 1 : lhs < rhs ? -1 : 0;
+}
+
+/* Sign of Th - Th' with Th = cwnd/rtt, exactly; no previous decision counts as Th' = 0. */
+VK_INLINE int vk_cmp_throughput(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __u32 prev_rtt)
+{
+	__u64 now = (__u64)cwnd * prev_rtt, before = (__u64)prev_cwnd * rtt;
+
+	if (!prev_rtt)
+		return cwnd ? 1 : 0;
+	return now > before ? 1 : now < before ? -1 : 0;
+}
+
+/*
+ * Vegas-A (seed 000, section IV) and PIPE (seed 002, section IV), once per RTT in
+ * congestion avoidance. diff is the papers' backlog form; Th is this RTT's
+ * cwnd/rtt and Th' that of the previous decision. Our reading, DESIGN section 3:
+ *
+ *   alpha < diff < beta:   Th > Th' -> cwnd+1, alpha+1, beta+1; else hold
+ *   diff < alpha           (PIPE: diff <= alpha)
+ *     alpha == 1           -> cwnd+1
+ *     Th > Th'             -> cwnd+1
+ *     Th < Th'             (PIPE: Th <= Th') -> cwnd-1, alpha-1, beta-1
+ *     Th == Th'            -> hold (Vegas-A only)
+ *   diff > beta            (PIPE: diff >= beta) -> cwnd-1, alpha-1, beta-1
+ *   otherwise (Vegas-A: diff == alpha or diff == beta) -> hold
+ *
+ * Seed 002's printed pseudocode nests "diff >= beta" inside "alpha == 1" and its
+ * section II flips the signs of the basic Vegas rule; both are typesetting
+ * errors (the text and seed 000 agree on the rule above), not PIPE's design.
+ * alpha never drops below 1 nor rises above alpha_max, and alpha and beta move
+ * together, so beta - alpha never changes.
+ */
+VK_INLINE void vk_adaptive_decide(const struct vk_params *p, const struct vk_sample *s,
+				  struct vk_adapt *a, int pipe, struct vk_decision *d)
+{
+	int lo, hi, th, below, above;
+	__u64 diff;
+
+	if (!vk_decision_begin(s, d)) {
+		d->alpha = a->alpha;
+		d->beta = a->beta;
+		return;
+	}
+	diff = vk_diff_backlog(s->cwnd, s->rtt, s->base_rtt);
+	d->diff = vk_sat_s32(diff);
+	if (!vk_slow_start_decide(p, s, diff, d)) {
+		lo = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->alpha);
+		hi = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->beta);
+		th = vk_cmp_throughput(s->cwnd, s->rtt, a->prev_cwnd, a->prev_rtt);
+		below = pipe ? lo <= 0 : lo < 0;
+		above = pipe ? hi >= 0 : hi > 0;
+
+		if (lo > 0 && hi < 0)
+			d->rule = th > 0 ? VK_RULE_INC_ADAPT : VK_RULE_HOLD;
+		else if (below)
+			d->rule = a->alpha <= 1 || th > 0 ? VK_RULE_INC :
+				  th < 0 || pipe ? VK_RULE_DEC_ADAPT : VK_RULE_HOLD;
+		else if (above)
+			d->rule = VK_RULE_DEC_ADAPT;
+		else
+			d->rule = VK_RULE_HOLD;
+
+		if (d->rule == VK_RULE_INC || d->rule == VK_RULE_INC_ADAPT)
+			d->cwnd = s->cwnd + 1;
+		if (d->rule == VK_RULE_INC_ADAPT && a->alpha < p->alpha_max) {
+			a->alpha++;
+			a->beta++;
+		}
+		if (d->rule == VK_RULE_DEC_ADAPT) {
+			d->cwnd = vk_dec1(s->cwnd);
+			d->ssthresh = vk_min_u32(s->ssthresh, vk_dec1(d->cwnd));
+			if (a->alpha > 1) {
+				a->alpha--;
+				a->beta--;
+			}
+		}
+	}
+	a->prev_cwnd = s->cwnd;
+	a->prev_rtt = s->rtt;
+	d->alpha = a->alpha;
+	d->beta = a->beta;
+	vk_finish(s, d);
+}
+
+#define VK_FRAC_ONE	1024	/* fractional window unit: 1/1024 packet */
+
+/*
+ * Byte-based Vegas with proportional control (seed 004), once per RTT:
+ *   Q = cwnd*mss*(rtt-base)/rtt + mss/2     backlog in bytes, plus the half
+ *                                           packet of section V
+ *   step = k*(R - Q)/mss packets            section VI: change proportional to
+ *                                           the error; fractions accumulate in
+ *                                           *frac (1/1024 packet) across RTTs
+ * The paper gives no gain; k is ours (default 0.5, in (0, 1]). Slow start exits
+ * when the backlog in packets exceeds gamma, as for the rest of the family.
+ * Divisions are on magnitudes: BPF (before cpu v4) has no signed divide.
+ */
+VK_INLINE void vk_fr_decide(const struct vk_params *p, const struct vk_sample *s,
+			    __s32 *frac, struct vk_decision *d)
+{
+	__u32 mss = s->mss ? s->mss : 1;
+	__u64 backlog, q, mag;
+	__s64 err, acc, whole, next;
+
+	if (!vk_decision_begin(s, d))
+		return;
+	backlog = s->rtt > s->base_rtt ?
+		  (__u64)s->cwnd * mss * (s->rtt - s->base_rtt) / s->rtt : 0;
+	q = backlog + mss / 2;
+	d->diff = vk_sat_s32(q);
+	if (!vk_slow_start_decide(p, s, backlog / mss, d)) {
+		err = (__s64)p->ref_bytes - (__s64)q;
+		mag = (__u64)(err < 0 ? -err : err) * p->gain_milli * VK_FRAC_ONE / (1000ull * mss);
+		acc = *frac + (err < 0 ? -(__s64)mag : (__s64)mag);
+		whole = acc < 0 ? -(__s64)((__u64)-acc / VK_FRAC_ONE) : (__s64)((__u64)acc / VK_FRAC_ONE);
+		*frac = (__s32)(acc - whole * VK_FRAC_ONE);
+		next = (__s64)s->cwnd + whole;
+		d->cwnd = next < 2 ? 2 : next > 0xffffffffll ? 0xffffffffu : (__u32)next;
+		if (whole < 0)
+			d->ssthresh = vk_min_u32(s->ssthresh, vk_dec1(d->cwnd));
+		d->rule = VK_RULE_PROP;
 	}
 	vk_finish(s, d);
 }

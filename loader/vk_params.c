@@ -42,6 +42,22 @@ static const struct vk_preset vk_presets[] = {
 	  "seed 001: alpha = beta, gamma = (alpha+beta)/2 (section 2.1)" },
 	{ "original", 1u << VK_VEGAS, "alpha=1 beta=3 gamma=1 ss_every_other_rtt=1 loss_cut=4",
 	  "original Vegas mechanics of seed 001, section 2.1" },
+	/*
+	 * Seed 003's alpha/beta study (Figs. 4-10). Its text calls the values
+	 * "half-packet units" (the old Linux sysctl wording) while its ns-2 runs
+	 * use them as packets; we take them as packets, the unit of every other
+	 * threshold here.
+	 */
+	{ "eq20", 1u << VK_VEGAS, "alpha=20 beta=20", "seed 003 Fig. 4: large, equal" },
+	{ "eq40", 1u << VK_VEGAS, "alpha=40 beta=40", "seed 003 Fig. 5" },
+	{ "eq80", 1u << VK_VEGAS, "alpha=80 beta=80", "seed 003 Fig. 7" },
+	{ "eq120", 1u << VK_VEGAS, "alpha=120 beta=120", "seed 003 Fig. 8" },
+	{ "uneq20_40", 1u << VK_VEGAS, "alpha=20 beta=40", "seed 003 Fig. 9: unequal" },
+	{ "uneq40_80", 1u << VK_VEGAS, "alpha=40 beta=80", "seed 003 Fig. 10: unequal" },
+	{ "paper", (1u << VK_VEGAS_A) | (1u << VK_PIPE), "alpha=1 beta=3 alpha_max=64",
+	  "seeds 000/002: alpha, beta start at 1 and 3" },
+	{ "fr3k", 1u << VK_VEGAS_FR, "ref_bytes=3000", "seed 004 Fig. 3: R = 3 kB" },
+	{ "fr131k", 1u << VK_VEGAS_FR, "ref_bytes=131070", "seed 004 Figs. 5, 9: R = 131070 B" },
 };
 
 static unsigned *field(struct vk_params *p, const struct vk_param_desc *d)

@@ -31,3 +31,15 @@ __u32 vkt_clamp_cwnd(__u64 cwnd, __u32 clamp)
 {
 	return vk_clamp_cwnd(cwnd, clamp);
 }
+
+void vkt_adaptive_decide(const struct vk_params *p, const struct vk_sample *s, struct vk_adapt *a,
+			 int pipe, struct vk_decision *d)
+{
+	vk_adaptive_decide(p, s, a, pipe, d);
+}
+
+void vkt_fr_decide(const struct vk_params *p, const struct vk_sample *s, __s32 *frac,
+		   struct vk_decision *d)
+{
+	vk_fr_decide(p, s, frac, d);
+}

@@ -36,12 +36,17 @@ class Params(C.Structure):
 
 class Sample(C.Structure):
     _fields_ = [(n, C.c_uint32) for n in (
-        "cwnd", "ssthresh", "cwnd_clamp", "base_rtt", "rtt", "cnt_rtt", "acked", "ss_grow")]
+        "cwnd", "ssthresh", "cwnd_clamp", "base_rtt", "rtt", "cnt_rtt", "acked", "ss_grow",
+        "mss")]
+
+
+class Adapt(C.Structure):
+    _fields_ = [(n, C.c_uint32) for n in ("alpha", "beta", "prev_cwnd", "prev_rtt")]
 
 
 class Decision(C.Structure):
     _fields_ = [("cwnd", C.c_uint32), ("ssthresh", C.c_uint32), ("diff", C.c_int32),
-                ("rule", C.c_uint32)]
+                ("rule", C.c_uint32), ("alpha", C.c_uint32), ("beta", C.c_uint32)]
 
 
 lib = C.CDLL(str(LIB))
@@ -66,7 +71,7 @@ def params(variant: str = "VEGAS", **kw) -> Params:
 
 def sample(**kw) -> Sample:
     base = dict(cwnd=10, ssthresh=INF_SSTHRESH, cwnd_clamp=NO_CLAMP, base_rtt=1000, rtt=1000,
-                cnt_rtt=10, acked=1, ss_grow=1)
+                cnt_rtt=10, acked=1, ss_grow=1, mss=1448)
     base.update(kw)
     return Sample(**base)
 
@@ -81,3 +86,17 @@ def rtt_sample(base: int, mn: int, cnt: int, rtt_us: int) -> tuple[int, int, int
     b, m, c = C.c_uint32(base), C.c_uint32(mn), C.c_uint32(cnt)
     lib.vkt_rtt_sample(C.byref(b), C.byref(m), C.byref(c), rtt_us)
     return b.value, m.value, c.value
+
+
+def adaptive(p: Params, s: Sample, a: Adapt, pipe: bool) -> Decision:
+    """Vegas-A (pipe=False) or PIPE (pipe=True); updates `a` in place."""
+    d = Decision()
+    lib.vkt_adaptive_decide(C.byref(p), C.byref(s), C.byref(a), int(pipe), C.byref(d))
+    return d
+
+
+def fr(p: Params, s: Sample, frac: C.c_int32) -> Decision:
+    """vegas_fr; `frac` is the fractional accumulator (1/1024 packet), updated in place."""
+    d = Decision()
+    lib.vkt_fr_decide(C.byref(p), C.byref(s), C.byref(frac), C.byref(d))
+    return d

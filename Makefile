@@ -11,8 +11,9 @@ PY	:= $(VENV)/bin/python
 PYTEST_ARGS ?=
 
 VARIANTS	:= bpf_vegas bpf_vegas_a bpf_pipe bpf_vegas_fr
+HELPERS		:= vk_flows_iter
 BPF_HDRS	:= $(wildcard bpf/*.h)
-BPF_OBJS	:= $(VARIANTS:%=$(BUILD)/%.bpf.o)
+BPF_OBJS	:= $(VARIANTS:%=$(BUILD)/%.bpf.o) $(HELPERS:%=$(BUILD)/%.bpf.o)
 LOADER_SRCS	:= $(wildcard loader/*.c)
 LOADER_HDRS	:= $(wildcard loader/*.h)
 LINKEMU		:= $(if $(wildcard netns-tests/linkemu/*.c),$(BUILD)/linkemu)

@@ -17,6 +17,7 @@
 #include <bpf/bpf_tracing.h>
 #include "vk_intf.h"
 #include "vk_core.h"
+#include "vk_sock.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -56,6 +57,22 @@ struct {
 	__type(value, struct vk_flow);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vk_flows SEC(".maps");
+
+/* Trace records for `vegasctl trace`, shared by every instance (pinned by name). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vk_events SEC(".maps");
+
+/* Records dropped because the ring was full: reported by `vegasctl trace`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vk_trace_lost SEC(".maps");
 
 static __always_inline struct tcp_sock *vk_tp(struct sock *sk)
 {
@@ -97,6 +114,76 @@ static __always_inline void vk_reset(struct sock *sk)
 	/* Vegas-A/PIPE start each socket at the configured alpha, beta (seed 000, IV). */
 	ca->adapt = (struct vk_adapt){ .alpha = vk_params.alpha, .beta = vk_params.beta };
 	vk_enable(sk);
+}
+
+/* A zeroed record with the flow's identity filled in, or NULL (counted as lost). */
+static __always_inline struct vk_event *vk_event_new(struct sock *sk, __u32 type)
+{
+	struct vk_event *e;
+	__u32 zero = 0;
+	__u64 *lost;
+
+	e = bpf_ringbuf_reserve(&vk_events, sizeof(*e), 0);
+	if (!e) {
+		lost = bpf_map_lookup_elem(&vk_trace_lost, &zero);
+		if (lost)
+			__sync_fetch_and_add(lost, 1);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->ts_ns = bpf_ktime_get_ns();
+	e->type = type;
+	vk_fill_id(&e->id, sk);
+	e->cwnd = vk_tp(sk)->snd_cwnd;
+	e->ssthresh = vk_tp(sk)->snd_ssthresh;
+	return e;
+}
+
+static __always_inline __u64 vk_th_milli(__u32 cwnd, __u32 rtt_us)
+{
+	return rtt_us ? (__u64)cwnd * 1000000000ull / rtt_us : 0;
+}
+
+/* Per-RTT decision record: inputs, the rule that fired and the window after. */
+static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_sample *s,
+					      const struct vk_adapt *before,
+					      const struct vk_decision *d)
+{
+	struct vk_event *e = vk_event_new(sk, VK_EV_DECISION);
+
+	if (!e)
+		return;
+	e->cwnd = s->cwnd;
+	e->ssthresh = s->ssthresh;
+	e->rtt_us = s->rtt;
+	e->base_rtt_us = s->base_rtt;
+	e->cnt_rtt = s->cnt_rtt;
+	e->diff = d->diff;
+	e->alpha = d->alpha;
+	e->beta = d->beta;
+	e->cwnd_after = d->cwnd;
+	e->ssthresh_after = d->ssthresh;
+	e->rule = d->rule;
+	e->th_milli = vk_th_milli(s->cwnd, s->rtt);
+	e->th_prev_milli = vk_th_milli(before->prev_cwnd, before->prev_rtt);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Per-ACK record: the RTT sample as the controller saw it. */
+static __always_inline void vk_trace_ack(struct sock *sk, const struct ack_sample *sample,
+					 const struct vk_ca *ca)
+{
+	struct vk_event *e = vk_event_new(sk, VK_EV_ACK);
+
+	if (!e)
+		return;
+	e->rtt_us = sample->rtt_us;
+	e->in_flight = sample->in_flight;
+	e->base_rtt_us = ca->base_rtt;
+	e->cnt_rtt = ca->cnt_rtt;
+	e->alpha = ca->adapt.alpha;
+	e->beta = ca->adapt.beta;
+	bpf_ringbuf_submit(e, 0);
 }
 
 /* Record the decision in the socket's vk_flow (what `vegasctl flows` lists). */
@@ -141,6 +228,8 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		.mss = tp->mss_cache,
 	};
 
+	struct vk_adapt before = ca->adapt;
+
 	ca->beg_snd_nxt = tp->snd_nxt;	/* the extent of the next RTT */
 	vk_variant_decide(&p, &s, ca, &d);
 	if (d.rule == VK_RULE_RENO) {
@@ -152,6 +241,8 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		tp->snd_ssthresh = d.ssthresh;
 	}
 	vk_record(sk, ca, &s, &d);
+	if (p.trace & VK_TRACE_DECISIONS)
+		vk_trace_decision(sk, &s, &before, &d);
 	ca->cnt_rtt = 0;
 	ca->min_rtt = VK_RTT_INF;
 	ca->ss_grow ^= 1;
@@ -188,6 +279,8 @@ void BPF_PROG(vk_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 	struct vk_ca *ca = vk_ca(sk);
 
 	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->cnt_rtt, sample->rtt_us);
+	if (vk_params.trace & VK_TRACE_ACKS)	/* first: tracing off costs one load */
+		vk_trace_ack(sk, sample, ca);
 }
 
 /* Vegas logic only in TCP_CA_Open; Reno in CWR, Recovery and Loss. */

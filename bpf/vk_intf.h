@@ -61,6 +61,17 @@ struct vk_params {
 	__u32 gain_milli;	/* vegas_fr: k in thousandths, (0, 1000] */
 	__u32 generation;	/* bumped by every retune */
 	__u32 ca_flags;		/* tcp_congestion_ops.flags given at load (informational) */
+	__u32 trace;		/* VK_TRACE_* bits, set by `vegasctl trace`; 0: no cost */
+	__u32 pad;
+};
+
+/* What the controllers emit into the shared ring buffer (vk_events). */
+#define VK_TRACE_DECISIONS	0x1	/* one record per per-RTT decision */
+#define VK_TRACE_ACKS		0x2	/* one record per ACK with an RTT sample */
+
+enum vk_event_type {
+	VK_EV_ACK	= 1,
+	VK_EV_DECISION	= 2,
 };
 
 /* Per-connection view kept in sk_storage (get_info is not allowed for BPF CCs). */
@@ -77,6 +88,53 @@ struct vk_flow {
 	__u32 pad;
 	__u64 decisions;
 	__u64 rule_count[VK_NR_RULES];
+};
+
+/* Which connection: the identity shared by trace records and `vegasctl flows`. */
+struct vk_flow_id {
+	__u32 netns;		/* network namespace inode number */
+	__u16 family;
+	__u8 ca_state;		/* TCP_CA_Open = 0, ... */
+	__u8 pad;
+	__u8 saddr[16];		/* IPv4-mapped IPv6 for AF_INET */
+	__u8 daddr[16];
+	__u16 sport;		/* host order */
+	__u16 dport;
+	char ca[VK_NAME_MAX];	/* the controller instance */
+};
+
+/* One line of `vegasctl flows`, written by the sk_storage iterator. */
+struct vk_flow_rec {
+	struct vk_flow_id id;
+	__u32 snd_cwnd;		/* the socket's, now */
+	__u32 srtt_us;
+	struct vk_flow flow;
+};
+
+/*
+ * One trace record. Addresses are IPv4-mapped IPv6 for AF_INET flows, so one
+ * layout serves both families. Throughputs are cwnd/rtt in packets per second
+ * times 1000 (Th of this decision, Th' of the previous one).
+ */
+struct vk_event {
+	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 type;		/* enum vk_event_type */
+	__u32 pad0;
+	struct vk_flow_id id;
+	__u32 cwnd;		/* before the decision / at the ACK */
+	__u32 ssthresh;
+	__u32 in_flight;	/* ACK: ack_sample.in_flight */
+	__s32 rtt_us;		/* ACK: the sample; decision: the RTT used (min over the RTT) */
+	__u32 base_rtt_us;
+	__u32 cnt_rtt;		/* decision: samples in the RTT */
+	__s32 diff;		/* decision: packets (bytes for vegas_fr) */
+	__u32 alpha;
+	__u32 beta;
+	__u32 cwnd_after;
+	__u32 ssthresh_after;
+	__u32 rule;		/* enum vk_rule */
+	__u64 th_milli;
+	__u64 th_prev_milli;
 };
 
 #endif /* VK_INTF_H */

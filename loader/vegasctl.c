@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "vk_cmds.h"
 #include "vk_params.h"
 #include "vk_registry.h"
 #include "vk_variants.h"
@@ -22,21 +23,27 @@ static const char usage[] =
 "                                      register a controller (default name bpf_VARIANT)\n"
 "  unload NAME                         unregister it and remove its pins\n"
 "  set NAME KEY=VALUE...               retune a loaded controller live\n"
-"  show NAME [--json]                  parameters and state of one instance\n";
+"  show NAME [--json]                  parameters and state of one instance\n"
+"  flows [FILTER]... [--all] [--json]  live connections on our controllers: baseRTT, RTT,\n"
+"                                      diff, alpha, beta, cwnd, decision counters\n"
+"  trace [FILTER]... [--decisions | --acks] [--duration S] [--count N] [--json]\n"
+"                                      stream per-ACK and per-RTT records (CSV by default)\n"
+"FILTER: -L/--lport P  -R/--rport P  --port P  --addr A  --netns NAME|INODE  --controller NAME\n";
 
 static bool json;
 
-static int die(const char *msg)
+int vk_die(const char *msg)
 {
 	fprintf(stderr, "vegasctl: %s\n", msg);
 	return 1;
 }
 
-static int usage_error(const char *msg)
+int vk_usage_error(const char *msg)
 {
 	fprintf(stderr, "vegasctl: %s (see: vegasctl --help)\n", msg);
 	return 2;
 }
+
 
 static const char *state_of(const struct vk_instance *in)
 {
@@ -76,16 +83,16 @@ static int cmd_list(void)
 	int n;
 
 	if (vk_check_env(err))
-		return die(err);
+		return vk_die(err);
 	n = vk_instance_names(names, MAX_INSTANCES);
 	if (n < 0)
-		return die("cannot read " VK_PIN_CC);
+		return vk_die("cannot read " VK_PIN_CC);
 	printf(json ? "{\"variants\":[" : "VARIANT   DEFAULT NAME  SOURCE\n");
 	for (size_t i = 0; i < vk_nr_variants; i++) {
 		const struct vk_variant_desc *v = &vk_variants[i];
 
 		if (vk_default_params(v, &def, err))
-			return die(err);
+			return vk_die(err);
 		if (json) {
 			printf("%s{\"variant\":\"%s\",\"default_name\":\"%s\",\"source\":\"%s\",\"defaults\":",
 			       i ? "," : "", v->name, v->ca_name, v->source);
@@ -125,19 +132,19 @@ static int cmd_load(int argc, char **argv)
 	int i;
 
 	if (argc < 1)
-		return usage_error("load: which variant? (see: vegasctl list)");
+		return vk_usage_error("load: which variant? (see: vegasctl list)");
 	v = vk_variant_by_name(argv[0]);
 	if (!v) {
 		snprintf(err, sizeof(err), "unknown variant '%s' (see: vegasctl list)", argv[0]);
-		return die(err);
+		return vk_die(err);
 	}
 	if (vk_default_params(v, &p, err))
-		return die(err);
+		return vk_die(err);
 	/* First pass: name and preset, so that KEY=VALUE overrides the preset. */
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--name") || !strcmp(argv[i], "--preset")) {
 			if (i + 1 >= argc)
-				return usage_error("--name and --preset need a value");
+				return vk_usage_error("--name and --preset need a value");
 			if (argv[i][2] == 'n')
 				name = argv[i + 1];
 			else
@@ -148,7 +155,7 @@ static int cmd_load(int argc, char **argv)
 		}
 	}
 	if (preset && vk_preset_apply(&p, preset, err))
-		return die(err);
+		return vk_die(err);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -162,30 +169,30 @@ static int cmd_load(int argc, char **argv)
 			if (strchr(a, '=') || i + 1 >= argc) {
 				snprintf(kv, sizeof(kv), "%s", a + 2);
 				if (!strchr(kv, '='))
-					return usage_error("option needs a value");
+					return vk_usage_error("option needs a value");
 			} else {
 				snprintf(kv, sizeof(kv), "%s=%s", a + 2, argv[++i]);
 			}
 			a = kv;
 		}
 		if (vk_param_apply(&p, a, err))
-			return die(err);
+			return vk_die(err);
 	}
 	if (vk_params_validate(&p, err))
-		return die(err);
+		return vk_die(err);
 	if (!name)
 		name = v->ca_name;
 	if (vk_check_name(name, err))
-		return die(err);
+		return vk_die(err);
 	p.ca_flags = unrestricted ? TCP_CONG_NON_RESTRICTED : 0;
 	if (vk_check_env(err))
-		return die(err);
+		return vk_die(err);
 	if (vk_ca_available(name)) {
 		snprintf(err, sizeof(err), "a congestion control named '%s' is already registered", name);
-		return die(err);
+		return vk_die(err);
 	}
 	if (vk_instance_load(v, name, &p, err))
-		return die(err);
+		return vk_die(err);
 	if (!json) {
 		printf("loaded %s (%s): ", name, v->name);
 		vk_params_print(stdout, &p, false);
@@ -194,7 +201,7 @@ static int cmd_load(int argc, char **argv)
 		struct vk_instance in;
 
 		if (vk_instance_read(name, &in, err))
-			return die(err);
+			return vk_die(err);
 		print_instance(&in);
 		printf("\n");
 	}
@@ -206,11 +213,11 @@ static int read_one(const char *name, struct vk_instance *in)
 	char err[VK_ERR_MAX];
 
 	if (vk_check_name(name, err) || vk_check_env(err) || vk_instance_read(name, in, err))
-		return die(err);
+		return vk_die(err);
 	if (!in->has_params) {
 		snprintf(err, sizeof(err), "'%s' has no readable parameters (interrupted load?): vegasctl unload %s",
 			 name, name);
-		return die(err);
+		return vk_die(err);
 	}
 	return 0;
 }
@@ -222,18 +229,18 @@ static int cmd_set(int argc, char **argv)
 	struct vk_params p;
 
 	if (argc < 2)
-		return usage_error("set: usage is 'set NAME KEY=VALUE...'");
+		return vk_usage_error("set: usage is 'set NAME KEY=VALUE...'");
 	if (read_one(argv[0], &in))
 		return 1;
 	p = in.params;
 	for (int i = 1; i < argc; i++)
 		if (vk_param_apply(&p, argv[i], err))
-			return die(err);
+			return vk_die(err);
 	if (vk_params_validate(&p, err))
-		return die(err);
+		return vk_die(err);
 	p.generation++;
 	if (vk_instance_write_params(argv[0], &p, err))
-		return die(err);
+		return vk_die(err);
 	printf("%s: ", argv[0]);
 	vk_params_print(stdout, &p, false);
 	printf("\n");
@@ -246,11 +253,11 @@ static int cmd_show(int argc, char **argv)
 	char err[VK_ERR_MAX];
 
 	if (argc != 1)
-		return usage_error("show: usage is 'show NAME'");
+		return vk_usage_error("show: usage is 'show NAME'");
 	if (vk_check_name(argv[0], err))
-		return die(err);
+		return vk_die(err);
 	if (vk_check_env(err) || vk_instance_read(argv[0], &in, err))
-		return die(err);
+		return vk_die(err);
 	print_instance(&in);
 	if (json)
 		printf("\n");
@@ -262,9 +269,9 @@ static int cmd_unload(int argc, char **argv)
 	char err[VK_ERR_MAX];
 
 	if (argc != 1)
-		return usage_error("unload: usage is 'unload NAME'");
+		return vk_usage_error("unload: usage is 'unload NAME'");
 	if (vk_check_name(argv[0], err) || vk_check_env(err) || vk_instance_unload(argv[0], err))
-		return die(err);
+		return vk_die(err);
 	printf("unloaded %s\n", argv[0]);
 	return 0;
 }
@@ -292,7 +299,7 @@ int main(int argc, char **argv)
 	argc = strip_globals(argc - 1, argv + 1);
 	argv++;
 	if (argc < 1)
-		return usage_error("which command?");
+		return vk_usage_error("which command?");
 	cmd = argv[0];
 	argc--;
 	argv++;
@@ -301,7 +308,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "list"))
-		return argc ? usage_error("list takes no arguments") : cmd_list();
+		return argc ? vk_usage_error("list takes no arguments") : cmd_list();
 	if (!strcmp(cmd, "load"))
 		return cmd_load(argc, argv);
 	if (!strcmp(cmd, "unload"))
@@ -310,6 +317,10 @@ int main(int argc, char **argv)
 		return cmd_set(argc, argv);
 	if (!strcmp(cmd, "show"))
 		return cmd_show(argc, argv);
+	if (!strcmp(cmd, "flows"))
+		return vk_cmd_flows(argc, argv, json);
+	if (!strcmp(cmd, "trace"))
+		return vk_cmd_trace(argc, argv, json);
 	fprintf(stderr, "vegasctl: unknown command '%s' (see: vegasctl --help)\n", cmd);
 	return 2;
 }

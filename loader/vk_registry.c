@@ -21,6 +21,11 @@
 
 bool vk_verbose;
 
+/* Maps every controller shares, pinned by name (LIBBPF_PIN_BY_NAME). */
+static const char *const vk_shared_pins[] = {
+	VK_PIN_FLOWS, VK_PIN_EVENTS, VK_PIN_TRACE_LOST,
+};
+
 static int fail(char *err, const char *fmt, ...)
 {
 	va_list ap;
@@ -98,20 +103,26 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return vk_verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-static struct bpf_object *open_variant(const struct vk_variant_desc *v, char *err)
+struct bpf_object *vk_open_embedded(const char *name, const void *(*elf_bytes)(size_t *),
+				    char *err)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = v->ca_name,
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = name,
 		    .pin_root_path = VK_PIN_SHARED);
 	struct bpf_object *obj;
 	const void *bytes;
 	size_t sz;
 
 	libbpf_set_print(libbpf_quiet);
-	bytes = v->elf_bytes(&sz);
+	bytes = elf_bytes(&sz);
 	obj = bpf_object__open_mem(bytes, sz, &opts);
 	if (!obj)
-		fail(err, "cannot open the embedded %s object: %s", v->name, strerror(errno));
+		fail(err, "cannot open the embedded %s object: %s", name, strerror(errno));
 	return obj;
+}
+
+static struct bpf_object *open_variant(const struct vk_variant_desc *v, char *err)
+{
+	return vk_open_embedded(v->ca_name, v->elf_bytes, err);
 }
 
 static struct bpf_map *params_map(struct bpf_object *obj)
@@ -198,7 +209,8 @@ static void prune_root(void)
 {
 	if (rmdir(VK_PIN_CC) && errno != ENOENT)
 		return;		/* still has instances */
-	unlink(VK_PIN_SHARED "/vk_flows");
+	for (size_t i = 0; i < sizeof(vk_shared_pins) / sizeof(vk_shared_pins[0]); i++)
+		unlink(vk_shared_pins[i]);
 	rmdir(VK_PIN_SHARED);
 	rmdir(VK_PIN_ROOT);
 }

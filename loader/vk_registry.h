@@ -4,6 +4,8 @@
  *   /sys/fs/bpf/vegaskit/cc/NAME/params   the instance's .data.params map
  *   /sys/fs/bpf/vegaskit/cc/NAME/link     its struct_ops link: the registration
  *   /sys/fs/bpf/vegaskit/shared/vk_flows  per-flow sk_storage, shared by all
+ *   /sys/fs/bpf/vegaskit/shared/vk_events the trace ring buffer, and
+ *   /sys/fs/bpf/vegaskit/shared/vk_trace_lost its drop counter
  * The link pin is written last: an instance directory without it is a load that
  * was interrupted, reported as such by `list` and removed by `unload`.
  */
@@ -18,6 +20,9 @@
 #define VK_PIN_ROOT	"/sys/fs/bpf/vegaskit"
 #define VK_PIN_CC	VK_PIN_ROOT "/cc"
 #define VK_PIN_SHARED	VK_PIN_ROOT "/shared"
+#define VK_PIN_FLOWS	VK_PIN_SHARED "/vk_flows"
+#define VK_PIN_EVENTS	VK_PIN_SHARED "/vk_events"
+#define VK_PIN_TRACE_LOST VK_PIN_SHARED "/vk_trace_lost"
 
 struct vk_instance {
 	char name[VK_NAME_MAX];
@@ -30,7 +35,11 @@ struct vk_instance {
 };
 
 extern bool vk_verbose;
+struct bpf_object;
 
+/* Open (not load) an embedded object with the shared pins as its pin root. */
+struct bpf_object *vk_open_embedded(const char *name, const void *(*elf_bytes)(size_t *),
+				    char *err);
 int vk_check_name(const char *name, char *err);
 int vk_check_env(char *err);
 bool vk_ca_available(const char *name);

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vegasctl trace: stream the controllers' per-ACK and per-RTT decision records
+ * (struct vk_event) as CSV or JSON lines. Switches tracing on in the selected
+ * instances' parameters and off again at exit (also on SIGINT/SIGTERM); the
+ * lost-record count goes to stderr, nothing but data to stdout.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "vk_cmds.h"
+#include "vk_format.h"
+#include "vk_params.h"
+#include "vk_registry.h"
+
+#define MAX_INSTANCES 256
+
+struct trace_ctx {
+	struct vk_filter flt;
+	bool json;
+	long long count;	/* records still to print; < 0: no limit */
+	unsigned long long printed;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static const char csv_header[] =
+	"time_s,type,netns,saddr,sport,daddr,dport,ca,state,cwnd,ssthresh,in_flight,rtt_us,"
+	"base_rtt_us,cnt_rtt,diff,alpha,beta,th,th_prev,cwnd_after,ssthresh_after,rule\n";
+
+static int handle(void *arg, void *data, size_t size)
+{
+	struct trace_ctx *t = arg;
+	const struct vk_event *e = data;
+	bool dec = e->type == VK_EV_DECISION;
+	char src[64], dst[64];
+
+	if (size < sizeof(*e) || !vk_filter_match(&t->flt, &e->id) || t->count == 0)
+		return 0;
+	vk_format_addr(e->id.saddr, src, sizeof(src));
+	vk_format_addr(e->id.daddr, dst, sizeof(dst));
+	if (t->json)
+		printf("{\"time_s\":%llu.%09llu,\"type\":\"%s\",\"netns\":%u,\"saddr\":\"%s\",\"sport\":%u,"
+		       "\"daddr\":\"%s\",\"dport\":%u,\"ca\":\"%s\",\"state\":\"%s\",\"cwnd\":%u,"
+		       "\"ssthresh\":%u,\"in_flight\":%u,\"rtt_us\":%d,\"base_rtt_us\":%u,\"cnt_rtt\":%u",
+		       e->ts_ns / 1000000000ull, e->ts_ns % 1000000000ull, dec ? "decision" : "ack",
+		       e->id.netns, src, e->id.sport, dst, e->id.dport, e->id.ca,
+		       vk_ca_state_name(e->id.ca_state), e->cwnd, e->ssthresh, e->in_flight, e->rtt_us,
+		       e->base_rtt_us, e->cnt_rtt);
+	else
+		printf("%llu.%09llu,%s,%u,%s,%u,%s,%u,%s,%s,%u,%u,%u,%d,%u,%u",
+		       e->ts_ns / 1000000000ull, e->ts_ns % 1000000000ull, dec ? "decision" : "ack",
+		       e->id.netns, src, e->id.sport, dst, e->id.dport, e->id.ca,
+		       vk_ca_state_name(e->id.ca_state), e->cwnd, e->ssthresh, e->in_flight, e->rtt_us,
+		       e->base_rtt_us, e->cnt_rtt);
+	if (t->json && dec)
+		printf(",\"diff\":%d,\"alpha\":%u,\"beta\":%u,\"th\":%.3f,\"th_prev\":%.3f,"
+		       "\"cwnd_after\":%u,\"ssthresh_after\":%u,\"rule\":\"%s\"}\n",
+		       e->diff, e->alpha, e->beta, e->th_milli / 1000.0, e->th_prev_milli / 1000.0,
+		       e->cwnd_after, e->ssthresh_after, vk_rule_name(e->rule));
+	else if (t->json)
+		printf(",\"alpha\":%u,\"beta\":%u}\n", e->alpha, e->beta);
+	else if (dec)
+		printf(",%d,%u,%u,%.3f,%.3f,%u,%u,%s\n", e->diff, e->alpha, e->beta,
+		       e->th_milli / 1000.0, e->th_prev_milli / 1000.0, e->cwnd_after,
+		       e->ssthresh_after, vk_rule_name(e->rule));
+	else
+		printf(",,%u,%u,,,,,\n", e->alpha, e->beta);
+	t->printed++;
+	if (t->count > 0 && --t->count == 0)
+		stop = 1;
+	return 0;
+}
+
+/* Set the trace bits of every selected instance; returns how many were set. */
+static int set_trace(char names[][VK_NAME_MAX], int n, __u32 bits, char *err)
+{
+	int done = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct vk_instance in;
+
+		if (vk_instance_read(names[i], &in, err) || !in.has_params)
+			continue;
+		in.params.trace = bits;
+		if (vk_instance_write_params(names[i], &in.params, err) == 0)
+			done++;
+	}
+	return done;
+}
+
+static __u64 lost_count(int fd)
+{
+	__u32 zero = 0;
+	__u64 v = 0;
+
+	if (fd >= 0)
+		bpf_map_lookup_elem(fd, &zero, &v);
+	return v;
+}
+
+int vk_cmd_trace(int argc, char **argv, bool json)
+{
+	static char names[MAX_INSTANCES][VK_NAME_MAX];
+	struct trace_ctx t = { .json = json, .count = -1 };
+	struct ring_buffer *rb = NULL;
+	char err[VK_ERR_MAX];
+	__u32 bits = VK_TRACE_DECISIONS | VK_TRACE_ACKS;
+	double duration = 0;
+	struct timespec t0, now;
+	int n, ring_fd, lost_fd, ret = 0;
+	__u64 lost0;
+
+	vk_filter_init(&t.flt);
+	for (int i = 0; i < argc; i++) {
+		int r = vk_filter_option(&t.flt, argc, argv, &i, err);
+		char *end;
+
+		if (r < 0)
+			return vk_die(err);
+		if (r > 0)
+			continue;
+		if (!strcmp(argv[i], "--decisions")) {
+			bits = VK_TRACE_DECISIONS;
+		} else if (!strcmp(argv[i], "--acks")) {
+			bits = VK_TRACE_ACKS;
+		} else if (!strcmp(argv[i], "--csv")) {
+			t.json = false;
+		} else if ((!strcmp(argv[i], "--duration") || !strcmp(argv[i], "--count")) &&
+			   i + 1 < argc) {
+			bool is_dur = argv[i][2] == 'd';
+			double v = strtod(argv[++i], &end);
+
+			if (*end || !(v > 0)) {
+				snprintf(err, sizeof(err), "%s must be a positive number", argv[i - 1]);
+				return vk_die(err);
+			}
+			if (is_dur)
+				duration = v;
+			else
+				t.count = (long long)v;
+		} else {
+			snprintf(err, sizeof(err), "trace: unknown option '%s'", argv[i]);
+			return vk_usage_error(err);
+		}
+	}
+	if (vk_check_env(err))
+		return vk_die(err);
+	n = vk_instance_names(names, MAX_INSTANCES);
+	if (t.flt.ncc) {	/* trace only the named instances, all of which must exist */
+		for (int i = 0; i < t.flt.ncc; i++) {
+			struct vk_instance in;
+
+			if (vk_instance_read(t.flt.cc[i], &in, err))
+				return vk_die(err);
+			memcpy(names[i], t.flt.cc[i], VK_NAME_MAX);
+		}
+		n = t.flt.ncc;
+	}
+	if (n <= 0)
+		return vk_die("no vegaskit controller is loaded: nothing to trace (see: vegasctl load)");
+	ring_fd = bpf_obj_get(VK_PIN_EVENTS);
+	lost_fd = bpf_obj_get(VK_PIN_TRACE_LOST);
+	if (ring_fd < 0)
+		return vk_die("cannot open the trace ring " VK_PIN_EVENTS);
+	rb = ring_buffer__new(ring_fd, handle, &t, NULL);
+	if (!rb) {
+		close(ring_fd);
+		return vk_die("cannot map the trace ring");
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, on_signal);
+	lost0 = lost_count(lost_fd);
+	if (set_trace(names, n, bits, err) == 0) {
+		ret = vk_die(err[0] ? err : "could not switch tracing on");
+		goto out;
+	}
+	if (!json)
+		fputs(csv_header, stdout);
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!stop) {
+		int r = ring_buffer__poll(rb, 100);
+
+		if (r < 0 && r != -EINTR) {
+			ret = vk_die("polling the trace ring failed");
+			break;
+		}
+		fflush(stdout);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (duration > 0 && (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= duration)
+			break;
+	}
+	set_trace(names, n, 0, err);
+	ring_buffer__consume(rb);	/* what was already in the ring */
+	fflush(stdout);
+	fprintf(stderr, "vegasctl: %llu records, %llu lost\n", (unsigned long long)t.printed,
+		(unsigned long long)(lost_count(lost_fd) - lost0));
+out:
+	ring_buffer__free(rb);
+	close(ring_fd);
+	if (lost_fd >= 0)
+		close(lost_fd);
+	return ret;
+}

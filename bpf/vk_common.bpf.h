@@ -46,6 +46,7 @@ struct vk_params vk_params SEC(".data.params") = {
 	.variant = VK_VARIANT,
 	.loss_cut = 2,
 	.alpha_max = 64,
+	.keep_base_rtt = 1,
 	VK_DEFAULT_PARAMS
 };
 
@@ -248,10 +249,24 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 	ca->ss_grow ^= 1;
 }
 
+/*
+ * A new socket, or one moved onto this controller (a swap re-runs init with
+ * icsk_ca_priv zeroed). A socket that a vegaskit controller has decided for
+ * before has its baseRTT in sk_storage: relearning it under a standing queue
+ * would take the queue for propagation delay, the persistent-congestion
+ * problem of seeds 000 (section II) and 001. So keep it, unless told not to.
+ */
 SEC("struct_ops")
 void BPF_PROG(vk_init, struct sock *sk)
 {
+	struct vk_flow *f;
+
 	vk_reset(sk);
+	if (!vk_params.keep_base_rtt)
+		return;
+	f = bpf_sk_storage_get(&vk_flows, sk, 0, 0);
+	if (f && f->base_rtt_us && f->base_rtt_us < VK_RTT_INF)
+		vk_ca(sk)->base_rtt = f->base_rtt_us;
 }
 
 SEC("struct_ops")

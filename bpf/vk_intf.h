@@ -62,7 +62,8 @@ struct vk_params {
 	__u32 generation;	/* bumped by every retune */
 	__u32 ca_flags;		/* tcp_congestion_ops.flags given at load (informational) */
 	__u32 trace;		/* VK_TRACE_* bits, set by `vegasctl trace`; 0: no cost */
-	__u32 pad;
+	__u32 keep_base_rtt;	/* 1: a socket moved here from another vegaskit
+				 * controller keeps its baseRTT (sk_storage) */
 };
 
 /* What the controllers emit into the shared ring buffer (vk_events). */
@@ -109,6 +110,30 @@ struct vk_flow_rec {
 	__u32 snd_cwnd;		/* the socket's, now */
 	__u32 srtt_us;
 	struct vk_flow flow;
+};
+
+/* Which sockets `vegasctl swap` moves (the swap iterator's .rodata/.data). */
+struct vk_swap_cfg {
+	char target[VK_NAME_MAX];	/* controller to move sockets onto */
+	char from[VK_NAME_MAX];		/* only sockets on this one; "" = any */
+	__u8 addr[16];			/* only sockets with this address at either end */
+	__u32 has_addr;
+	__s32 port;			/* only sockets with this port at either end; -1 any */
+	__s32 lport;
+	__s32 rport;
+};
+
+enum vk_swap_result {
+	VK_SWAP_MOVED = 0,	/* now on target */
+	VK_SWAP_ALREADY = 1,	/* was on target */
+	VK_SWAP_FAILED = 2,	/* bpf_setsockopt refused (errno in err) */
+};
+
+/* One record per socket the swap iterator considered (after filtering). */
+struct vk_swap_rec {
+	struct vk_flow_id id;	/* id.ca: the controller before the swap */
+	__u32 result;		/* enum vk_swap_result */
+	__s32 err;
 };
 
 /*

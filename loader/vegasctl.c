@@ -19,8 +19,11 @@
 static const char usage[] =
 "usage: vegasctl [-v] COMMAND [ARGS]\n"
 "  list [--json]                       variants, defaults, presets and loaded instances\n"
-"  load VARIANT [--name NAME] [--preset P] [--unrestricted] [KEY=VALUE | --KEY VALUE]... [--json]\n"
-"                                      register a controller (default name bpf_VARIANT)\n"
+"  load VARIANT [--name NAME] [--preset P] [--unrestricted] [--replace]\n"
+"       [KEY=VALUE | --KEY VALUE]... [--json]\n"
+"                                      register a controller (default name bpf_VARIANT);\n"
+"                                      --replace upgrades a loaded one in place: new\n"
+"                                      connections get it, existing ones keep the old\n"
 "  unload NAME                         unregister it and remove its pins\n"
 "  set NAME KEY=VALUE...               retune a loaded controller live\n"
 "  show NAME [--json]                  parameters and state of one instance\n"
@@ -28,6 +31,10 @@ static const char usage[] =
 "                                      diff, alpha, beta, cwnd, decision counters\n"
 "  trace [FILTER]... [--decisions | --acks] [--duration S] [--count N] [--json]\n"
 "                                      stream per-ACK and per-RTT records (CSV by default)\n"
+"  swap CC [--netns NAME] [--from CC] [-L P] [-R P] [--port P] [--addr A]\n"
+"       [--default-only | --established-only] [--json]\n"
+"                                      make CC the default and move established\n"
+"                                      connections onto it; swap back to roll back\n"
 "FILTER: -L/--lport P  -R/--rport P  --port P  --addr A  --netns NAME|INODE  --controller NAME\n";
 
 static bool json;
@@ -126,9 +133,10 @@ static int cmd_load(int argc, char **argv)
 {
 	const struct vk_variant_desc *v;
 	const char *name = NULL, *preset = NULL;
+	struct vk_instance cur;
 	char err[VK_ERR_MAX], kv[160];
 	struct vk_params p;
-	bool unrestricted = false;
+	bool unrestricted = false, replace = false;
 	int i;
 
 	if (argc < 1)
@@ -152,6 +160,8 @@ static int cmd_load(int argc, char **argv)
 			i++;
 		} else if (!strcmp(argv[i], "--unrestricted")) {
 			unrestricted = true;
+		} else if (!strcmp(argv[i], "--replace")) {
+			replace = true;
 		}
 	}
 	if (preset && vk_preset_apply(&p, preset, err))
@@ -163,7 +173,7 @@ static int cmd_load(int argc, char **argv)
 			i++;
 			continue;
 		}
-		if (!strcmp(a, "--unrestricted"))
+		if (!strcmp(a, "--unrestricted") || !strcmp(a, "--replace"))
 			continue;
 		if (!strncmp(a, "--", 2)) {	/* --alpha 3 is alpha=3 */
 			if (strchr(a, '=') || i + 1 >= argc) {
@@ -187,14 +197,21 @@ static int cmd_load(int argc, char **argv)
 	p.ca_flags = unrestricted ? TCP_CONG_NON_RESTRICTED : 0;
 	if (vk_check_env(err))
 		return vk_die(err);
-	if (vk_ca_available(name)) {
-		snprintf(err, sizeof(err), "a congestion control named '%s' is already registered", name);
-		return vk_die(err);
+	if (replace && vk_instance_read(name, &cur, err) == 0 && cur.has_link) {
+		if (vk_instance_replace(v, name, &p, err))
+			return vk_die(err);
+	} else {
+		replace = false;
+		if (vk_ca_available(name)) {
+			snprintf(err, sizeof(err), "a congestion control named '%s' is already registered",
+				 name);
+			return vk_die(err);
+		}
+		if (vk_instance_load(v, name, &p, err))
+			return vk_die(err);
 	}
-	if (vk_instance_load(v, name, &p, err))
-		return vk_die(err);
 	if (!json) {
-		printf("loaded %s (%s): ", name, v->name);
+		printf("%s %s (%s): ", replace ? "replaced" : "loaded", name, v->name);
 		vk_params_print(stdout, &p, false);
 		printf("\n");
 	} else {
@@ -321,6 +338,8 @@ int main(int argc, char **argv)
 		return vk_cmd_flows(argc, argv, json);
 	if (!strcmp(cmd, "trace"))
 		return vk_cmd_trace(argc, argv, json);
+	if (!strcmp(cmd, "swap"))
+		return vk_cmd_swap(argc, argv, json);
 	fprintf(stderr, "vegasctl: unknown command '%s' (see: vegasctl --help)\n", cmd);
 	return 2;
 }

@@ -25,6 +25,8 @@ const struct vk_param_desc vk_param_descs[] = {
 	  "1: original Vegas slow start, doubling every other RTT (seed 001, 2.1)" },
 	{ "loss_cut", VK_P_CUT, OFF(loss_cut), ALL,
 	  "window cut on loss: 2 halves (Linux), 4 cuts by 1/4 (original Vegas)" },
+	{ "keep_base_rtt", VK_P_BOOL, OFF(keep_base_rtt), ALL,
+	  "1: a socket swapped in from another vegaskit controller keeps its baseRTT" },
 };
 const size_t vk_nr_param_descs = sizeof(vk_param_descs) / sizeof(vk_param_descs[0]);
 

@@ -120,6 +120,32 @@ struct bpf_object *vk_open_embedded(const char *name, const void *(*elf_bytes)(s
 	return obj;
 }
 
+void *vk_obj_global(struct bpf_object *obj, const char *section, const char *var, size_t size)
+{
+	const struct btf *btf = bpf_object__btf(obj);
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, section);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	size_t map_sz = 0;
+	char *data;
+	int id;
+
+	data = map ? bpf_map__initial_value(map, &map_sz) : NULL;
+	id = btf ? btf__find_by_name_kind(btf, section, BTF_KIND_DATASEC) : -1;
+	if (!data || id <= 0)
+		return NULL;
+	sec = btf__type_by_id(btf, id);
+	vs = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *t = btf__type_by_id(btf, vs->type);
+
+		if (!strcmp(btf__name_by_offset(btf, t->name_off), var) && vs->size == size &&
+		    vs->offset + size <= map_sz)
+			return data + vs->offset;
+	}
+	return NULL;
+}
+
 static struct bpf_object *open_variant(const struct vk_variant_desc *v, char *err)
 {
 	return vk_open_embedded(v->ca_name, v->elf_bytes, err);
@@ -215,6 +241,49 @@ static void prune_root(void)
 	rmdir(VK_PIN_ROOT);
 }
 
+/*
+ * Open the variant's object, name it, give it its parameters and load it into
+ * the kernel (not yet registered). Returns the object; *ops and *params get
+ * its struct_ops and parameter maps.
+ */
+static struct bpf_object *prepare(const struct vk_variant_desc *v, const char *name,
+				  const struct vk_params *p, struct bpf_map **ops,
+				  struct bpf_map **params, char *err)
+{
+	struct bpf_object *obj = open_variant(v, err);
+	int name_off, flags_off;
+	size_t sz = 0;
+	char *data;
+
+	if (!obj)
+		return NULL;
+	*params = params_map(obj);
+	*ops = ops_map(obj);
+	data = *ops ? bpf_map__initial_value(*ops, &sz) : NULL;
+	name_off = ops_member_offset(obj, "name");
+	flags_off = ops_member_offset(obj, "flags");
+	if (!*params || !data || name_off < 0 || flags_off < 0 || (size_t)name_off + VK_NAME_MAX > sz) {
+		fail(err, "embedded %s object is malformed (build mismatch)", v->name);
+		goto fail;
+	}
+	memset(data + name_off, 0, VK_NAME_MAX);
+	memcpy(data + name_off, name, strlen(name));
+	memcpy(data + flags_off, &p->ca_flags, sizeof(__u32));
+	if (bpf_map__set_initial_value(*params, p, sizeof(*p))) {
+		fail(err, "cannot set parameters: %s", strerror(errno));
+		goto fail;
+	}
+	if (bpf_object__load(obj)) {
+		fail(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",
+		     v->name, strerror(errno));
+		goto fail;
+	}
+	return obj;
+fail:
+	bpf_object__close(obj);
+	return NULL;
+}
+
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err)
 {
@@ -222,45 +291,22 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 	struct bpf_object *obj = NULL;
 	struct bpf_link *link = NULL;
 	struct bpf_map *pm, *om;
-	size_t sz;
-	char *ops;
-	int name_off, flags_off, ret = -1;
+	int ret = -1;
 
 	if (mkdir_private(VK_PIN_ROOT) || mkdir_private(VK_PIN_CC) || mkdir_private(VK_PIN_SHARED))
 		return fail(err, "cannot create %s: %s", VK_PIN_ROOT, strerror(errno));
 	path_of(dir, sizeof(dir), name, NULL);
 	if (mkdir(dir, 0700)) {
 		if (errno == EEXIST)
-			fail(err, "'%s' is already loaded by vegaskit (unload it first)", name);
+			fail(err, "'%s' is already loaded by vegaskit (unload it, or load --replace)", name);
 		else
 			fail(err, "cannot create %s: %s", dir, strerror(errno));
 		prune_root();
 		return -1;
 	}
-	obj = open_variant(v, err);
+	obj = prepare(v, name, p, &om, &pm, err);
 	if (!obj)
 		goto out;
-	pm = params_map(obj);
-	om = ops_map(obj);
-	ops = om ? bpf_map__initial_value(om, &sz) : NULL;
-	name_off = ops_member_offset(obj, "name");
-	flags_off = ops_member_offset(obj, "flags");
-	if (!pm || !ops || name_off < 0 || flags_off < 0 || (size_t)name_off + VK_NAME_MAX > sz) {
-		fail(err, "embedded %s object is malformed (build mismatch)", v->name);
-		goto out;
-	}
-	memset(ops + name_off, 0, VK_NAME_MAX);
-	memcpy(ops + name_off, name, strlen(name));
-	memcpy(ops + flags_off, &p->ca_flags, sizeof(__u32));
-	if (bpf_map__set_initial_value(pm, p, sizeof(*p))) {
-		fail(err, "cannot set parameters: %s", strerror(errno));
-		goto out;
-	}
-	if (bpf_object__load(obj)) {
-		fail(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",
-		     v->name, strerror(errno));
-		goto out;
-	}
 	link = bpf_map__attach_struct_ops(om);
 	if (!link) {
 		if (errno == EEXIST)
@@ -289,6 +335,48 @@ out:
 	}
 	bpf_link__destroy(link);	/* the pin, if any, keeps it registered */
 	bpf_object__close(obj);
+	return ret;
+}
+
+/*
+ * In-place upgrade: swap the struct_ops behind the pinned link for a freshly
+ * loaded one of the same name (bpf_link__update_map, kernel >= 6.4). New
+ * sockets get the new code and parameters; existing ones keep the old until
+ * they close. The link update is the commit point; the params pin follows it.
+ */
+int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
+			const struct vk_params *p, char *err)
+{
+	char pin[300], tmp[300];
+	struct bpf_object *obj;
+	struct bpf_link *link;
+	struct bpf_map *pm, *om;
+	int ret = -1;
+
+	path_of(pin, sizeof(pin), name, "link");
+	link = bpf_link__open(pin);
+	if (!link)
+		return fail(err, "'%s' is not loaded by vegaskit: nothing to replace", name);
+	obj = prepare(v, name, p, &om, &pm, err);
+	if (!obj)
+		goto out;
+	if (bpf_link__update_map(link, om)) {
+		fail(err, "cannot replace '%s' in place: %s", name, strerror(errno));
+		goto out;
+	}
+	path_of(tmp, sizeof(tmp), name, "params_new");
+	path_of(pin, sizeof(pin), name, "params");
+	unlink(tmp);
+	if (bpf_map__pin(pm, tmp) || rename(tmp, pin)) {
+		fail(err, "replaced, but cannot pin the new parameters at %s: %s", pin, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	ret = 0;
+out:
+	bpf_object__close(obj);
+	bpf_link__disconnect(link);	/* keep the kernel link: it is pinned */
+	bpf_link__destroy(link);
 	return ret;
 }
 

@@ -40,12 +40,16 @@ struct bpf_object;
 /* Open (not load) an embedded object with the shared pins as its pin root. */
 struct bpf_object *vk_open_embedded(const char *name, const void *(*elf_bytes)(size_t *),
 				    char *err);
+/* Address of global `var` (of `size` bytes) in an opened object's `section` map. */
+void *vk_obj_global(struct bpf_object *obj, const char *section, const char *var, size_t size);
 int vk_check_name(const char *name, char *err);
 int vk_check_env(char *err);
 bool vk_ca_available(const char *name);
 int vk_default_params(const struct vk_variant_desc *v, struct vk_params *p, char *err);
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err);
+int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
+			const struct vk_params *p, char *err);
 int vk_instance_read(const char *name, struct vk_instance *inst, char *err);
 int vk_instance_write_params(const char *name, const struct vk_params *p, char *err);
 int vk_instance_unload(const char *name, char *err);

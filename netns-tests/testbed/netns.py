@@ -77,9 +77,11 @@ def _kill_netns_procs(name: str) -> None:
             pass
 
 
-def owned_namespaces() -> list[str]:
-    return [n for n in (os.listdir(NETNS_DIR) if os.path.isdir(NETNS_DIR) else [])
-            if _NAME_RE.match(n)]
+def owned_namespaces(pid: int | None = None) -> list[str]:
+    """vegaskit namespaces, or only those made by process `pid`."""
+    names = os.listdir(NETNS_DIR) if os.path.isdir(NETNS_DIR) else []
+    return sorted(n for n in names if (m := _NAME_RE.match(n))
+                  and (pid is None or int(m.group(1)) == pid))
 
 
 class _Terminate(BaseException):

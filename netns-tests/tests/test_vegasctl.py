@@ -38,8 +38,8 @@ def test_load_registers_and_outlives_the_command_then_unload_removes_all():
         assert (PIN_ROOT / "cc" / "bpf_vegas" / "link").exists()
         inst = vegasctl_json("show", "bpf_vegas")
         assert inst["state"] == "registered" and inst["variant"] == "vegas"
-        assert inst["params"] == {"alpha": 2, "beta": 4, "gamma": 1,
-                                  "ss_every_other_rtt": 0, "loss_cut": "1/2"}
+        assert inst["params"] == {"alpha": 2, "beta": 4, "gamma": 1, "ss_every_other_rtt": 0,
+                                  "loss_cut": "1/2", "keep_base_rtt": 1}
         assert inst["restricted"] is True
     finally:
         vegasctl("unload", "bpf_vegas")
@@ -61,7 +61,8 @@ def test_two_instances_with_different_names_and_parameters():
 def test_presets_and_options():
     with loaded("vegas", "--preset", "original") as name:
         p = vegasctl_json("show", name)["params"]
-        assert p == {"alpha": 1, "beta": 3, "gamma": 1, "ss_every_other_rtt": 1, "loss_cut": "1/4"}
+        assert p == {"alpha": 1, "beta": 3, "gamma": 1, "ss_every_other_rtt": 1, "loss_cut": "1/4",
+                     "keep_base_rtt": 1}
     with loaded("vegas", "--preset", "samios", "--unrestricted") as name:
         inst = vegasctl_json("show", name)
         assert (inst["params"]["alpha"], inst["params"]["beta"]) == (6, 6)

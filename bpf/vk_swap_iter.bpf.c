@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vk_swap_iter - moves established TCP sockets of one network namespace onto
+ * another congestion controller (DESIGN section 4: an iter/tcp program calling
+ * bpf_setsockopt(TCP_CONGESTION), kernel >= 6.0 for setsockopt from iter/tcp).
+ * The iterator walks the namespace of the task that creates it; vegasctl
+ * enters the target namespace first. One vk_swap_rec per considered socket
+ * goes to the seq file, so userspace counts exactly what happened.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "vk_intf.h"
+#include "vk_sock.bpf.h"
+
+char _license[] SEC("license") = "GPL";
+
+#define SOL_TCP		6
+#define TCP_CONGESTION	13
+
+/*
+ * Filled in by vegasctl before load. Plain .data, not const volatile .rodata:
+ * copying a const volatile array with memcpy lets clang fold it to its
+ * initializer, which would hand bpf_setsockopt an empty name.
+ */
+struct vk_swap_cfg cfg = { .port = -1, .lport = -1, .rport = -1 };
+
+static __always_inline int same_name(const char *a, const char *b)
+{
+	for (int i = 0; i < VK_NAME_MAX; i++) {
+		if (a[i] != b[i])
+			return 0;
+		if (!a[i])
+			return 1;
+	}
+	return 1;
+}
+
+static __always_inline int same_addr(const __u8 *a)
+{
+	for (int i = 0; i < 16; i++)
+		if (a[i] != cfg.addr[i])
+			return 0;
+	return 1;
+}
+
+static __always_inline int selected(const struct vk_flow_id *id)
+{
+	if (cfg.from[0] && !same_name(id->ca, cfg.from))
+		return 0;
+	if (cfg.port >= 0 && id->sport != cfg.port && id->dport != cfg.port)
+		return 0;
+	if (cfg.lport >= 0 && id->sport != cfg.lport)
+		return 0;
+	if (cfg.rport >= 0 && id->dport != cfg.rport)
+		return 0;
+	if (cfg.has_addr && !same_addr(id->saddr) && !same_addr(id->daddr))
+		return 0;
+	return 1;
+}
+
+SEC("iter/tcp")
+int vk_swap(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	struct vk_swap_rec rec = {};
+	char target[VK_NAME_MAX];
+	struct tcp_sock *tp;
+	int state;
+
+	if (!skc)
+		return 0;
+	/* Connected sockets only: listeners, request and timewait sockets are not moved. */
+	state = skc->skc_state;
+	if (state != TCP_ESTABLISHED && state != TCP_CLOSE_WAIT && state != TCP_FIN_WAIT1 &&
+	    state != TCP_FIN_WAIT2 && state != TCP_LAST_ACK && state != TCP_CLOSING)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp)
+		return 0;
+	vk_fill_id(&rec.id, (struct sock *)tp);
+	if (!selected(&rec.id))
+		return 0;
+	if (same_name(rec.id.ca, cfg.target)) {
+		rec.result = VK_SWAP_ALREADY;
+	} else {
+		__builtin_memcpy(target, cfg.target, sizeof(target));
+		rec.err = bpf_setsockopt(tp, SOL_TCP, TCP_CONGESTION, target, sizeof(target));
+		rec.result = rec.err ? VK_SWAP_FAILED : VK_SWAP_MOVED;
+	}
+	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+	return 0;
+}

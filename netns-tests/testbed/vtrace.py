@@ -1,0 +1,67 @@
+"""`vegasctl trace` as a context manager, and its CSV records as dicts."""
+from __future__ import annotations
+
+import csv
+import io
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VEGASCTL = str(ROOT / "build" / "vegasctl")
+
+INT_FIELDS = ("netns", "sport", "dport", "cwnd", "ssthresh", "in_flight", "rtt_us",
+              "base_rtt_us", "cnt_rtt", "diff", "alpha", "beta", "cwnd_after", "ssthresh_after")
+
+
+def parse_csv(text: str) -> list[dict]:
+    rows = []
+    for r in csv.DictReader(io.StringIO(text)):
+        for k in INT_FIELDS:
+            if r.get(k) not in (None, ""):
+                r[k] = int(r[k])
+        r["time_s"] = float(r["time_s"])
+        for k in ("th", "th_prev"):
+            if r.get(k):
+                r[k] = float(r[k])
+        rows.append(r)
+    return rows
+
+
+class Trace:
+    """Runs `vegasctl trace ARGS` until the with-block ends (SIGINT), then parses it."""
+
+    def __init__(self, *args: str):
+        self.args = list(args)
+        self.records: list[dict] = []
+        self.stderr = ""
+        self.lost: int | None = None
+
+    def __enter__(self) -> "Trace":
+        self.proc = subprocess.Popen([VEGASCTL, "trace", *self.args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        # the header line means tracing is switched on
+        self.header = self.proc.stdout.readline()
+        if not self.header.startswith("time_s,"):
+            self.proc.kill()
+            raise RuntimeError(f"vegasctl trace did not start: {self.proc.stderr.read()}")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            out, self.stderr = self.proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, self.stderr = self.proc.communicate()
+        self.records = parse_csv(self.header + out)
+        for word in self.stderr.split(","):
+            if word.strip().endswith("lost"):
+                self.lost = int(word.split()[0])
+        self.returncode = self.proc.returncode
+
+    def decisions(self, **match) -> list[dict]:
+        return [r for r in self.records if r["type"] == "decision"
+                and all(r.get(k) == v for k, v in match.items())]

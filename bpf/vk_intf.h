@@ -64,6 +64,9 @@ struct vk_params {
 	__u32 trace;		/* VK_TRACE_* bits, set by `vegasctl trace`; 0: no cost */
 	__u32 keep_base_rtt;	/* 1: a socket moved here from another vegaskit
 				 * controller keeps its baseRTT (sk_storage) */
+	__u32 ops_map_id;	/* set by vegasctl: the struct_ops map these params
+				 * belong to (detects an interrupted --replace) */
+	__u32 pad;
 };
 
 /* What the controllers emit into the shared ring buffer (vk_events). */

@@ -219,6 +219,7 @@ int vk_cmd_swap(int argc, char **argv, bool json)
 				 strerror(errno));
 		return vk_die(err);
 	}
+	vk_crash_point("swap:default-set");
 	if (move && move_established(&cfg, &c, err)) {
 		if (set_default)
 			write_default(prev);	/* all or nothing */

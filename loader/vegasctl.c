@@ -55,8 +55,12 @@ int vk_usage_error(const char *msg)
 static const char *state_of(const struct vk_instance *in)
 {
 	if (!in->has_link)
-		return "incomplete";	/* interrupted load: `unload` removes it */
-	return in->registered ? "registered" : "stale";
+		return "incomplete";	/* interrupted load or unload: `unload` removes it */
+	if (!in->registered)
+		return "stale";		/* pinned link, but the kernel lost it */
+	if (!in->has_params || in->params.ops_map_id != in->map_id)
+		return "inconsistent";	/* params do not belong to the live controller */
+	return "registered";
 }
 
 static void print_instance(const struct vk_instance *in)

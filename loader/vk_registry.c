@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -20,6 +21,18 @@
 #define VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
 
 bool vk_verbose;
+
+/*
+ * Fault injection for the crash-consistency tests: VEGASCTL_CRASH_AT=POINT
+ * makes vegasctl SIGKILL itself at that point of a multi-step change.
+ */
+void vk_crash_point(const char *point)
+{
+	const char *at = getenv("VEGASCTL_CRASH_AT");
+
+	if (at && !strcmp(at, point))
+		raise(SIGKILL);
+}
 
 /* Maps every controller shares, pinned by name (LIBBPF_PIN_BY_NAME). */
 static const char *const vk_shared_pins[] = {
@@ -241,6 +254,21 @@ static void prune_root(void)
 	rmdir(VK_PIN_ROOT);
 }
 
+/* Record in the live params which struct_ops map they belong to. */
+static int stamp_ops_map_id(struct bpf_map *params, struct bpf_map *ops)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct vk_params p;
+	int key = 0;
+
+	if (bpf_map_get_info_by_fd(bpf_map__fd(ops), &info, &len) ||
+	    bpf_map_lookup_elem(bpf_map__fd(params), &key, &p))
+		return -1;
+	p.ops_map_id = info.id;
+	return bpf_map_update_elem(bpf_map__fd(params), &key, &p, BPF_ANY);
+}
+
 /*
  * Open the variant's object, name it, give it its parameters and load it into
  * the kernel (not yet registered). Returns the object; *ops and *params get
@@ -276,6 +304,10 @@ static struct bpf_object *prepare(const struct vk_variant_desc *v, const char *n
 	if (bpf_object__load(obj)) {
 		fail(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",
 		     v->name, strerror(errno));
+		goto fail;
+	}
+	if (stamp_ops_map_id(*params, *ops)) {
+		fail(err, "cannot stamp the parameters: %s", strerror(errno));
 		goto fail;
 	}
 	return obj;
@@ -315,11 +347,13 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 			fail(err, "cannot register '%s': %s", name, strerror(errno));
 		goto out;
 	}
+	vk_crash_point("load:registered");
 	path_of(pin, sizeof(pin), name, "params");
 	if (bpf_map__pin(pm, pin)) {
 		fail(err, "cannot pin %s: %s", pin, strerror(errno));
 		goto out;
 	}
+	vk_crash_point("load:params-pinned");
 	path_of(pin, sizeof(pin), name, "link");
 	if (bpf_link__pin(link, pin)) {	/* the commit point */
 		fail(err, "cannot pin %s: %s", pin, strerror(errno));
@@ -347,7 +381,7 @@ out:
 int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 			const struct vk_params *p, char *err)
 {
-	char pin[300], tmp[300];
+	char pin[300], next[300];
 	struct bpf_object *obj;
 	struct bpf_link *link;
 	struct bpf_map *pm, *om;
@@ -360,16 +394,22 @@ int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 	obj = prepare(v, name, p, &om, &pm, err);
 	if (!obj)
 		goto out;
-	if (bpf_link__update_map(link, om)) {
-		fail(err, "cannot replace '%s' in place: %s", name, strerror(errno));
+	/* params_new first: if we die after the update, it says which map is live. */
+	path_of(next, sizeof(next), name, "params_new");
+	path_of(pin, sizeof(pin), name, "params");
+	unlink(next);
+	if (bpf_map__pin(pm, next)) {
+		fail(err, "cannot pin %s: %s", next, strerror(errno));
 		goto out;
 	}
-	path_of(tmp, sizeof(tmp), name, "params_new");
-	path_of(pin, sizeof(pin), name, "params");
-	unlink(tmp);
-	if (bpf_map__pin(pm, tmp) || rename(tmp, pin)) {
-		fail(err, "replaced, but cannot pin the new parameters at %s: %s", pin, strerror(errno));
-		unlink(tmp);
+	if (bpf_link__update_map(link, om)) {
+		fail(err, "cannot replace '%s' in place: %s", name, strerror(errno));
+		unlink(next);
+		goto out;
+	}
+	vk_crash_point("replace:updated");
+	if (rename(next, pin)) {
+		fail(err, "replaced, but cannot move %s to %s: %s", next, pin, strerror(errno));
 		goto out;
 	}
 	ret = 0;
@@ -378,6 +418,31 @@ out:
 	bpf_link__disconnect(link);	/* keep the kernel link: it is pinned */
 	bpf_link__destroy(link);
 	return ret;
+}
+
+/*
+ * Finish a --replace that was interrupted between the link update and the
+ * rename of params_new: params_new is live iff it was stamped with the map
+ * the link now points at; otherwise the update never happened.
+ */
+static void repair_replace(const char *name, __u32 live_map_id)
+{
+	char next[300], pin[300];
+	struct vk_params p;
+	int fd, key = 0;
+	bool live;
+
+	path_of(next, sizeof(next), name, "params_new");
+	fd = bpf_obj_get(next);
+	if (fd < 0)
+		return;
+	live = bpf_map_lookup_elem(fd, &key, &p) == 0 && p.ops_map_id == live_map_id;
+	close(fd);
+	path_of(pin, sizeof(pin), name, "params");
+	if (live)
+		rename(next, pin);
+	else
+		unlink(next);
 }
 
 int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
@@ -391,13 +456,6 @@ int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
 	path_of(pin, sizeof(pin), name, NULL);
 	if (stat(pin, &st) || !S_ISDIR(st.st_mode))
 		return fail(err, "no controller named '%s' was loaded by vegaskit (see: vegasctl list)", name);
-	path_of(pin, sizeof(pin), name, "params");
-	fd = bpf_obj_get(pin);
-	if (fd >= 0) {
-		inst->has_params = bpf_map_lookup_elem(fd, &key, &inst->params) == 0 &&
-				   inst->params.magic == VK_PARAMS_MAGIC;
-		close(fd);
-	}
 	path_of(pin, sizeof(pin), name, "link");
 	fd = bpf_obj_get(pin);
 	if (fd >= 0) {
@@ -409,6 +467,14 @@ int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
 			inst->link_id = info.id;
 			inst->map_id = info.struct_ops.map_id;
 		}
+		close(fd);
+		repair_replace(name, inst->map_id);
+	}
+	path_of(pin, sizeof(pin), name, "params");
+	fd = bpf_obj_get(pin);
+	if (fd >= 0) {
+		inst->has_params = bpf_map_lookup_elem(fd, &key, &inst->params) == 0 &&
+				   inst->params.magic == VK_PARAMS_MAGIC;
 		close(fd);
 	}
 	inst->registered = vk_ca_available(name);
@@ -455,7 +521,10 @@ int vk_instance_unload(const char *name, char *err)
 	path_of(pin, sizeof(pin), name, "link");
 	if (unlink(pin) && errno != ENOENT)
 		return fail(err, "cannot remove %s: %s", pin, strerror(errno));
+	vk_crash_point("unload:link-unpinned");
 	path_of(pin, sizeof(pin), name, "params");
+	unlink(pin);
+	path_of(pin, sizeof(pin), name, "params_new");
 	unlink(pin);
 	if (rmdir(dir))
 		return fail(err, "cannot remove %s: %s", dir, strerror(errno));

@@ -35,6 +35,7 @@ struct vk_instance {
 };
 
 extern bool vk_verbose;
+void vk_crash_point(const char *point);
 struct bpf_object;
 
 /* Open (not load) an embedded object with the shared pins as its pin root. */

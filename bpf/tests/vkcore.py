@@ -31,7 +31,7 @@ VARIANT = _enum("VK_")
 class Params(C.Structure):
     _fields_ = [(n, C.c_uint32) for n in (
         "magic", "variant", "alpha", "beta", "gamma", "alpha_max", "ss_every_other_rtt",
-        "loss_cut", "ref_bytes", "gain_milli", "generation", "ca_flags", "trace", "keep_base_rtt")]
+        "loss_cut", "ref_bytes", "gain_milli", "generation", "ca_flags", "trace", "keep_base_rtt", "ops_map_id", "pad")]
 
 
 class Sample(C.Structure):

@@ -1,0 +1,189 @@
+"""Hot-swapping on a live host (issue 6): swap chains under load, in-place upgrade,
+baseRTT carry-over, and unloading a controller that still has connections.
+
+Swaps run in the sender namespace of the testbed's sender -> router -> receiver
+path. A namespace's default can only be an unrestricted controller
+(tcp_set_default_congestion_control refuses restricted ones outside init_net),
+so the controllers are loaded --unrestricted and cubic is allowed for the
+duration of the test (the allowed list is global; it is restored).
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, available_cc, loaded, vegasctl, vegasctl_json
+from testbed import iperf
+from testbed.netns import Lab, Netns
+from testbed.path import RECEIVER_ADDR, bottleneck_path
+
+pytestmark = pytest.mark.kernel
+
+ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+CHECK_PORT = 7100
+
+
+@pytest.fixture
+def allow_cubic():
+    before = ALLOWED.read_text().split()
+    if "cubic" not in before:
+        ALLOWED.write_text(" ".join(before + ["cubic"]))
+    try:
+        yield
+    finally:
+        ALLOWED.write_text(" ".join(before))
+
+
+def socket_ccs(ns: Netns, port: int) -> list[str]:
+    """The controller of every established socket to `port`, read by ss from the kernel."""
+    out = ns.run(["ss", "-tinH", "state", "established", f"( dport = :{port} )"])
+    return [line.split()[0] for line in out.splitlines() if line.startswith(("\t", " "))]
+
+
+def spawn_checkstream(lab: Lab, ns: Netns, *args: str):
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "netns-tests"))
+    return lab.spawn(ns, [sys.executable, "-m", "testbed.checkstream", *args], env=env)
+
+
+def wait_for(pred, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def check_complete(server_report: Path, client_report: Path, conns: int) -> None:
+    """Every connection: same byte count at both ends, no corruption, no reset, clean close."""
+    srv = json.loads(server_report.read_text())
+    cli = json.loads(client_report.read_text())
+    assert len(srv) == conns and len(cli) == conns
+    for cid, c in cli.items():
+        s = srv[cid]
+        assert not c["reset"] and not c["error"], (cid, c)
+        assert c["closed_cleanly"], (cid, c)
+        assert not s["reset"] and not s["corrupt"] and s["eof"], (cid, s)
+        assert s["bytes"] == c["bytes"] > 0, (cid, s, c)
+
+
+def test_swap_chain_under_load_200_connections(allow_cubic, tmp_path):
+    conns, seconds = 200, 24
+    chain = ["bpf_vegas", "bpf_vegas_a", "reno", "cubic"]
+    with loaded("vegas", "--unrestricted"), loaded("vegas_a", "--unrestricted"), Lab() as lab:
+        path = bottleneck_path(lab, 50_000_000, 500)
+        srv = spawn_checkstream(lab, path.receiver, "server", "--port", str(CHECK_PORT),
+                                "--conns", str(conns), "--report", str(tmp_path / "srv.json"))
+        assert srv.stdout.readline().strip() == b"listening"
+        cli = spawn_checkstream(lab, path.sender, "client", "--addr", RECEIVER_ADDR, "--port",
+                                str(CHECK_PORT), "--conns", str(conns), "--seconds", str(seconds),
+                                "--cc", "cubic", "--rate", "40e6",
+                                "--report", str(tmp_path / "cli.json"))
+        wait_for(lambda: len(socket_ccs(path.sender, CHECK_PORT)) == conns, 15, "200 connections")
+        assert set(socket_ccs(path.sender, CHECK_PORT)) == {"cubic"}
+        times = []
+        for target in chain:
+            time.sleep(3)
+            res = vegasctl_json("swap", target, "--netns", path.sender.name)
+            ccs = socket_ccs(path.sender, CHECK_PORT)
+            assert len(ccs) == conns, f"connections lost at the swap to {target}"
+            assert set(ccs) == {target}, f"after swap to {target}: {sorted(set(ccs))}"
+            assert res["moved"] >= conns and res["failed"] == 0
+            assert path.sender.run(["sysctl", "-n", "net.ipv4.tcp_congestion_control"]).strip() == target
+            times.append(res["move_ms"])
+        cli.wait(timeout=seconds + 60)
+        srv.wait(timeout=30)
+        assert cli.returncode == 0 and srv.returncode == 0
+    check_complete(tmp_path / "srv.json", tmp_path / "cli.json", conns)
+    print(f"\nswap of {conns}+ sockets: median {statistics.median(times):.1f} ms, "
+          f"max {max(times):.1f} ms ({times})")
+
+
+def flows_on(port: int) -> list[dict]:
+    return [f for f in vegasctl_json("flows") if f["dport"] == port]
+
+
+def test_in_place_upgrade_new_connections_get_new_parameters():
+    with loaded("vegas", "--name", "vk_up") as name, Lab() as lab:
+        path = bottleneck_path(lab, 20_000_000, 100)
+        iperf.server(lab, path.receiver, 5201)
+        old = iperf.client(lab, path.sender, RECEIVER_ADDR, 5201, name, 8)
+        time.sleep(2)
+        r = vegasctl("load", "vegas", "--name", name, "--replace", "alpha=6", "beta=9")
+        assert r.stdout.startswith("replaced")
+        assert name in available_cc()
+        iperf.server(lab, path.receiver, 5202)
+        new = iperf.client(lab, path.sender, RECEIVER_ADDR, 5202, name, 4)
+        time.sleep(2.5)
+        old_flows, new_flows = flows_on(5201), flows_on(5202)
+        iperf.wait(old, name, 20)
+        iperf.wait(new, name, 20)
+    assert old_flows and new_flows
+    assert {(f["alpha"], f["beta"]) for f in old_flows} == {(2, 4)}
+    assert {(f["alpha"], f["beta"]) for f in new_flows} == {(6, 9)}
+    assert all(f["ca"] == name for f in old_flows + new_flows)
+
+
+@pytest.mark.parametrize("keep", [1, 0])
+def test_base_rtt_survives_a_swap_under_a_standing_queue(keep):
+    """A Vegas flow learns baseRTT on an empty path; then a cubic flow fills the
+    100-packet buffer (a standing queue of tens of packets, 0.6 ms each at 20
+    Mbit/s) and the Vegas flow is swapped to Vegas-A. With keep_base_rtt the
+    baseRTT after the swap is the one learned before (a minimum can only fall);
+    a plain re-init (keep_base_rtt=0) relearns it with the queue inside: at
+    least 10 packets' worth (6 ms) above the true one, which is < 2 ms here."""
+    with loaded("vegas") as a, loaded("vegas_a", "--name", "vk_va", f"keep_base_rtt={keep}") as b, \
+            Lab() as lab:
+        path = bottleneck_path(lab, 20_000_000, 100)
+        iperf.server(lab, path.receiver, 5201)
+        iperf.server(lab, path.receiver, 5202)
+        vflow = iperf.client(lab, path.sender, RECEIVER_ADDR, 5201, a, 9)
+        time.sleep(2)
+        before = max(flows_on(5201), key=lambda f: f["decisions"])
+        cubic = iperf.client(lab, path.sender, RECEIVER_ADDR, 5202, "cubic", 7)
+        time.sleep(3)
+        queued = max(flows_on(5201), key=lambda f: f["decisions"])
+        assert queued["rtt_us"] > before["base_rtt_us"] + 6000, "no standing queue formed"
+        res = vegasctl_json("swap", b, "--netns", path.sender.name, "--port", "5201")
+        assert res["moved"] >= 1 and not res["default_set"]
+        time.sleep(1.5)
+        after = next(f for f in flows_on(5201) if f["sport"] == before["sport"])
+        iperf.wait(vflow, a, 30)
+        iperf.wait(cubic, "cubic", 30)
+    assert after["ca"] == b
+    assert before["base_rtt_us"] < 2000
+    if keep:
+        assert after["base_rtt_us"] <= before["base_rtt_us"]
+    else:
+        assert after["base_rtt_us"] >= before["base_rtt_us"] + 6000
+
+
+def test_unload_with_active_connections_they_complete_intact(tmp_path):
+    conns, seconds = 20, 8
+    with Lab() as lab:
+        path = bottleneck_path(lab, 20_000_000, 100)
+        vegasctl("load", "vegas", "--name", "vk_gone")
+        try:
+            srv = spawn_checkstream(lab, path.receiver, "server", "--port", str(CHECK_PORT),
+                                    "--conns", str(conns), "--report", str(tmp_path / "s.json"))
+            assert srv.stdout.readline().strip() == b"listening"
+            cli = spawn_checkstream(lab, path.sender, "client", "--addr", RECEIVER_ADDR,
+                                    "--port", str(CHECK_PORT), "--conns", str(conns),
+                                    "--seconds", str(seconds), "--cc", "vk_gone",
+                                    "--report", str(tmp_path / "c.json"))
+            wait_for(lambda: len(socket_ccs(path.sender, CHECK_PORT)) == conns, 10, "connections")
+            time.sleep(2)
+        finally:
+            vegasctl("unload", "vk_gone")
+        assert "vk_gone" not in available_cc()
+        # the sockets keep the unregistered controller until they close
+        assert set(socket_ccs(path.sender, CHECK_PORT)) == {"vk_gone"}
+        cli.wait(timeout=seconds + 30)
+        srv.wait(timeout=30)
+    check_complete(tmp_path / "s.json", tmp_path / "c.json", conns)

@@ -20,7 +20,7 @@ LINKEMU		:= $(if $(wildcard netns-tests/linkemu/*.c),$(BUILD)/linkemu)
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps test test-unit demo bench clean
+.PHONY: all deps test test-unit demo results bench clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(LINKEMU)
@@ -59,6 +59,13 @@ test-unit: all
 
 demo: deps all
 	$(PY) netns-tests/demo.py
+
+# The papers' experiments: every scenario (or SCENARIOS=a.toml b.toml), full profile.
+PROFILE   ?= full
+SCENARIOS ?= $(notdir $(wildcard netns-tests/scenarios/*.toml))
+results: deps all
+	cd netns-tests && ../$(PY) -m testbed.cli $(addprefix scenarios/,$(SCENARIOS)) \
+		--profile $(PROFILE) --out ../results
 
 clean:
 	rm -rf $(BUILD)

@@ -1,48 +1,37 @@
-"""`make demo`: load bpf_vegas, push real traffic through a namespace bottleneck,
-and print what happened beside reno in the same setup.
+"""`make demo`: three controllers share a namespace dumbbell; print what happened.
 
-Partial: this is the foundation demo (issue 2); the dumbbell demo with several
-variants sharing a bottleneck replaces it when the testbed runner lands.
+bpf_vegas starts alone, bpf_vegas_a joins at 5 s and reno at 10 s on a
+10 Mbit/s, 40 ms, 50-packet bottleneck (netns-tests/demo.toml), 40 s in all.
+The controllers are loaded for the run and unloaded after it; the plots and
+CSVs go to build/demo/.
 """
 from __future__ import annotations
 
-import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "netns-tests"), str(ROOT / "tools")]
+sys.path.insert(0, str(ROOT / "netns-tests"))
 
-from testbed.single_flow import single_flow  # noqa: E402
-
-VEGASCTL = str(ROOT / "build" / "vegasctl")
-RATE, BUFFER, SECONDS = 20_000_000, 100, 8
-
-
-def summarize(name: str, run) -> str:
-    qs = [q for _, q in run.queue.between(2, SECONDS)]
-    qs_sorted = sorted(qs)
-    p95 = qs_sorted[max(0, int(0.95 * len(qs_sorted)) - 1)]
-    return (f"{name:<10} {run.flow.bps_received / 1e6:8.2f} {run.flow.retransmits:7d} "
-            f"{statistics.mean(qs):9.1f} {p95:8d}")
+from testbed import runner  # noqa: E402
+from testbed.scenario import Scenario  # noqa: E402
 
 
 def main() -> int:
-    print(f"bottleneck: {RATE / 1e6:.0f} Mbit/s, drop-tail {BUFFER} packets, "
-          f"{SECONDS} s per flow, namespaces sender -> router -> receiver\n")
-    subprocess.run([VEGASCTL, "load", "vegas"], check=True)
-    try:
-        subprocess.run([VEGASCTL, "list"], check=True)
-        rows = [summarize("bpf_vegas", single_flow("bpf_vegas", RATE, BUFFER, SECONDS))]
-    finally:
-        subprocess.run([VEGASCTL, "unload", "bpf_vegas"], check=True)
-    rows.append(summarize("reno", single_flow("reno", RATE, BUFFER, SECONDS)))
-    print(f"\n{'flow':<10} {'Mbit/s':>8} {'retx':>7} {'queue':>9} {'q p95':>8}")
-    print(f"{'':<10} {'':>8} {'':>7} {'mean pkt':>9} {'pkt':>8}")
-    print("\n".join(rows))
-    print("\nVegas keeps a queue of a few packets (alpha..beta) with no loss;"
-          " reno fills the buffer until it overflows.")
+    s = Scenario.load(ROOT / "netns-tests" / "demo.toml")
+    run = s.run("demo", "demo")
+    out = ROOT / "build" / "demo"
+    print(f"{s.title}; {run.duration:.0f} s, flows join at 0, 5 and 10 s\n", flush=True)
+    sm = runner.execute(run, out)
+    print(f"{'flow':<16} {'Mbit/s (2nd half)':>18} {'Mbit/s (mean)':>14} {'retx':>6} {'RTT p95 ms':>11}")
+    for fl in sm["flows"]:
+        print(f"{fl['label']:<16} {fl['second_half_bps'] / 1e6:18.3f} {fl['avg_bps'] / 1e6:14.3f} "
+              f"{fl['retransmits']:6d} {fl['rtt_p95_ms']:11.1f}")
+    ratios = ", ".join(f"{k} {v:.2f}" for k, v in sm["inter_protocol_ratio"].items())
+    print(f"\nJain's index {sm['jain']:.3f}; inter-protocol ratios: {ratios}")
+    print(f"bottleneck queue: mean {sm['queue_mean_pkts']:.1f} packets, p95 {sm['queue_p95_pkts']}, "
+          f"drops {sm['bottleneck_drops']}; utilisation {sm['utilisation']:.1%}")
+    print(f"\nplots and CSVs: {out}/ (throughput.png, queue.png, trace.png)")
     return 0
 
 

@@ -197,17 +197,19 @@ void dir_advance(struct dir *d, uint64_t now)
 	release_due(d, now);
 }
 
-uint64_t dir_next_event(const struct dir *d)
+/*
+ * The next release: the one event whose timing the user sees (as delay). A
+ * serialization end may be handled late at no cost: the next packet's start
+ * and this one's release are computed from tx_done_ns, not from the clock.
+ */
+uint64_t dir_next_release(const struct dir *d)
 {
-	uint64_t next = d->busy ? d->tx_done_ns : TIME_NEVER;
+	return d->r.head != d->r.serv ? slot(&d->r, d->r.head)->t_ns : TIME_NEVER;
+}
 
-	if (d->r.head != d->r.serv) {
-		uint64_t rel = slot(&d->r, d->r.head)->t_ns;
-
-		if (rel < next)
-			next = rel;
-	}
-	return next;
+uint64_t dir_next_tx_done(const struct dir *d)
+{
+	return d->busy ? d->tx_done_ns : TIME_NEVER;
 }
 
 /* Read up to budget packets that arrived from the input TUN by now. */
@@ -284,7 +286,7 @@ int dir_json(const struct dir *d, char *buf, size_t len)
 
 	return snprintf(buf, len,
 		"{\"rate_bps\":%" PRIu64 ",\"delay_us\":%" PRIu64 ",\"limit_pkts\":%u,"
-		"\"loss\":%.17g,\"pkts_in\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ","
+		"\"loss\":%.15g,\"pkts_in\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ","
 		"\"pkts_out\":%" PRIu64 ",\"bytes_out\":%" PRIu64 ",\"dropped\":%" PRIu64 ","
 		"\"lost\":%" PRIu64 ",\"overflow\":%" PRIu64 ",\"errors\":%" PRIu64 ","
 		"\"qlen\":%u,\"qlen_max\":%u,\"in_service\":%d,\"inflight\":%u}",

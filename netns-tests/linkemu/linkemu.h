@@ -107,7 +107,8 @@ int dir_init(struct dir *d, const char *name, unsigned int index, uint64_t seed,
 void dir_free(struct dir *d);
 void dir_read(struct dir *d, uint64_t now, unsigned int budget);
 void dir_advance(struct dir *d, uint64_t now);
-uint64_t dir_next_event(const struct dir *d);
+uint64_t dir_next_release(const struct dir *d);
+uint64_t dir_next_tx_done(const struct dir *d);
 void dir_apply(struct dir *d, const struct param_update *u);
 int dir_json(const struct dir *d, char *buf, size_t len);
 const char *params_parse(const char *spec, struct param_update *u);

@@ -16,9 +16,17 @@ class FlowResult:
     bps_received: float
     retransmits: int
     intervals: list[dict]     # start, end, bytes, snd_cwnd (bytes), rtt_us, retransmits
+    seconds: float = 0.0      # the test's length: a transfer's completion time with -n
+    bytes_received: int = 0
+    received: list[tuple[float, float, int]] = ()   # the receiver's (start, end, bytes)
 
     @classmethod
     def from_json(cls, cc: str, doc: dict) -> "FlowResult":
+        """`intervals` are the sender's (bytes written, tcp_info cwnd, RTT,
+        retransmissions); `received` the receiver's (--get-server-output): what
+        the sender wrote into its socket in an interval is not what crossed."""
+        received = [(iv["streams"][0]["start"], iv["streams"][0]["end"], iv["streams"][0]["bytes"])
+                    for iv in doc.get("server_output_json", {}).get("intervals", [])]
         ivs = []
         for iv in doc["intervals"]:
             s = iv["streams"][0]
@@ -27,11 +35,14 @@ class FlowResult:
                         "retransmits": s.get("retransmits", 0)})
         end = doc["end"]
         return cls(cc=cc, bps_received=end["sum_received"]["bits_per_second"],
-                   retransmits=end["sum_sent"].get("retransmits", 0), intervals=ivs)
+                   retransmits=end["sum_sent"].get("retransmits", 0), intervals=ivs,
+                   seconds=end["sum_received"].get("seconds", 0.0),
+                   bytes_received=end["sum_received"].get("bytes", 0), received=received)
 
 
-def server(lab: Lab, ns: Netns, port: int) -> subprocess.Popen:
-    p = lab.spawn(ns, ["iperf3", "-s", "-1", "-p", str(port)])
+def server(lab: Lab, ns: Netns, port: int, interval: float = 0.5) -> subprocess.Popen:
+    """One-off server; JSON, so a client's --get-server-output returns its intervals."""
+    p = lab.spawn(ns, ["iperf3", "-s", "-1", "-J", "-i", str(interval), "-p", str(port)])
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:      # wait until it listens
         if f":{port} " in ns.run(["ss", "-Htln"], check=False):
@@ -40,10 +51,13 @@ def server(lab: Lab, ns: Netns, port: int) -> subprocess.Popen:
     raise RuntimeError(f"iperf3 server on port {port} did not start")
 
 
-def client(lab: Lab, ns: Netns, addr: str, port: int, cc: str, seconds: float,
-           interval: float = 0.5, mss: int | None = None) -> subprocess.Popen:
-    argv = ["iperf3", "-c", addr, "-p", str(port), "-C", cc, "-t", str(seconds),
-            "-i", str(interval), "-J"]
+def client(lab: Lab, ns: Netns, addr: str, port: int, cc: str, seconds: float | None,
+           interval: float = 0.5, mss: int | None = None,
+           nbytes: int | None = None) -> subprocess.Popen:
+    """A flow of `seconds`, or a transfer of `nbytes` (iperf3 -n) when given."""
+    argv = ["iperf3", "-c", addr, "-p", str(port), "-C", cc, "-i", str(interval), "-J",
+            "--get-server-output"]
+    argv += ["-n", str(nbytes)] if nbytes else ["-t", str(seconds)]
     if mss:
         argv += ["-M", str(mss)]
     return lab.spawn(ns, argv)

@@ -35,6 +35,7 @@ class Trace:
     def __init__(self, *args: str):
         self.args = list(args)
         self.records: list[dict] = []
+        self.text = ""
         self.stderr = ""
         self.lost: int | None = None
 
@@ -56,7 +57,8 @@ class Trace:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             out, self.stderr = self.proc.communicate()
-        self.records = parse_csv(self.header + out)
+        self.text = self.header + out
+        self.records = parse_csv(self.text)
         for word in self.stderr.split(","):
             if word.strip().endswith("lost"):
                 self.lost = int(word.split()[0])

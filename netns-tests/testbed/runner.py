@@ -1,0 +1,202 @@
+"""Runs one scenario run on a dumbbell and writes its results.
+
+    results/<scenario>/<profile>/<run>/
+        flows.csv     per-flow, per-interval throughput, cwnd, RTT, retransmissions (iperf3)
+        queue.csv     bottleneck queue (R1 -> R2), every change, packets
+        trace.csv     per-RTT decisions of vegaskit controllers (vegasctl trace)
+        summary.json  the metrics (DESIGN section 6)
+        *.png         throughput, queue, and cwnd/RTT/diff/alpha-beta of our flows
+
+Everything the run creates (namespaces, emulators, iperf3, controllers it
+loaded, the trace) is removed when it ends, also on an exception or SIGINT.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import shlex
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from vegaskit import metrics
+
+from . import dumbbell, iperf
+from .linkemu import read_qlog
+from .netns import Lab
+from .scenario import Run
+from .vtrace import VEGASCTL, Trace
+
+BASE_PORT = 5201
+
+
+def registered() -> set[str]:
+    return set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+
+
+def variant_of(cc: str) -> str | None:
+    """bpf_vegas -> vegas: the default instance name of a vegaskit variant."""
+    return cc[4:] if cc in ("bpf_vegas", "bpf_vegas_a", "bpf_pipe", "bpf_vegas_fr") else None
+
+
+@contextlib.contextmanager
+def controllers(run: Run):
+    """Load the vegaskit controllers the run needs and are not loaded; unload them after."""
+    ours = []
+    try:
+        for cc in sorted({f.cc for f in run.flows}):
+            if cc in registered():
+                continue
+            if cc in run.controllers:
+                args = shlex.split(run.controllers[cc]) + ["--name", cc]
+            elif variant_of(cc):
+                args = [variant_of(cc)]
+            else:
+                raise RuntimeError(f"congestion control '{cc}' is not available")
+            subprocess.run([VEGASCTL, "load", *args], check=True, capture_output=True, text=True)
+            ours.append(cc)
+        yield [cc for cc in {f.cc for f in run.flows} if cc in run.controllers or variant_of(cc)]
+    finally:
+        for cc in ours:
+            subprocess.run([VEGASCTL, "unload", cc], capture_output=True)
+
+
+def _interval(run: Run) -> float:
+    return 0.5 if run.duration <= 60 else 1.0
+
+
+def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict:
+    """Run it; write the files; return the summary. Each (t, fn) in `at` is
+    called t seconds into the run with the Dumbbell (for tests and probes)."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    results: dict[int, iperf.FlowResult] = {}
+    started: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, controllers(run) as ours, Lab() as lab, \
+            contextlib.ExitStack() as stack:
+        qlog = Path(tmp) / "bottleneck.qlog"
+        db = dumbbell.build(lab, [f.access for f in run.flows], run.bottleneck,
+                            [f.egress for f in run.flows], qlog=str(qlog))
+        for f in run.flows:
+            iperf.server(lab, db.receivers[f.index - 1], BASE_PORT + f.index, _interval(run))
+        trace = None
+        if ours and run.trace != "off":
+            what = ["--decisions"] if run.trace == "decisions" else []
+            trace = stack.enter_context(
+                Trace(*what, *sum((["--controller", c] for c in ours), [])))
+        t0 = time.monotonic()
+        events = sorted([(f.start, "flow", f) for f in run.flows] +
+                        [(c.at, "change", c) for c in run.schedule] +
+                        [(t, "call", fn) for t, fn in at], key=lambda e: e[0])
+        clients = {}
+        for at, kind, obj in events:
+            time.sleep(max(0.0, t0 + at - time.monotonic()))
+            if kind == "flow":
+                f = obj
+                started[f.index] = time.monotonic() - t0
+                clients[f.index] = iperf.client(
+                    lab, db.senders[f.index - 1], dumbbell.receiver_addr(f.index),
+                    BASE_PORT + f.index, f.cc, f.duration, interval=_interval(run), mss=f.mss,
+                    nbytes=f.bytes)
+            elif kind == "change":
+                db.links[obj.link].set("both", **obj.params)
+            else:
+                obj(db)
+        for f in run.flows:
+            limit = (f.duration or run.duration) + 120
+            results[f.index] = iperf.wait(clients[f.index], f.cc, timeout=limit)
+        t_end = time.monotonic() - t0
+        stats = db.bottleneck.stop()
+        t0_us = t0 * 1e6
+        queue = [(round((e.t_us - t0_us) / 1e6, 6), e.qlen) for e in read_qlog(qlog)
+                 if e.dir == "ab"]
+    if trace:
+        (outdir / "trace.csv").write_text(trace.text)
+    return write(run, outdir, results, started, queue, stats, t_end, trace)
+
+
+def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace) -> dict:
+    """flows.csv, queue.csv, summary.json and the plots of a finished run."""
+    with open(outdir / "flows.csv", "w", newline="") as fh:
+        # one row per interval: bytes and bps as received, cwnd/RTT/retx as the
+        # sender saw them in the interval of the same index (empty past its end)
+        w = csv.writer(fh)
+        w.writerow(["flow", "cc", "t0_s", "t1_s", "bytes", "bps", "cwnd_bytes", "rtt_us", "retransmits"])
+        for i, r in sorted(results.items()):
+            for k, (a, b, nbytes) in enumerate(r.received):
+                snd = r.intervals[k] if k < len(r.intervals) else {}
+                t0, t1 = started[i] + a, started[i] + b
+                w.writerow([i, r.cc, f"{t0:.3f}", f"{t1:.3f}", nbytes,
+                            round(nbytes * 8 / max(t1 - t0, 1e-9)), snd.get("snd_cwnd", ""),
+                            snd.get("rtt_us", ""), snd.get("retransmits", "")])
+    with open(outdir / "queue.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["t_s", "qlen_pkts"])
+        w.writerows(queue)
+    summary = summarize(run, results, started, queue, stats, t_end)
+    summary["trace_records"] = len(trace.records) if trace else None
+    summary["trace_lost"] = trace.lost if trace else None
+    (outdir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    from vegaskit import plots     # matplotlib only when writing plots
+    plots.run_plots(outdir, summary)
+    return summary
+
+
+def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
+    flows, series = [], {}
+    for f in run.flows:
+        r = results[f.index]
+        recs = [(started[f.index] + a, started[f.index] + b, n) for a, b, n in r.received if b > a]
+        s = metrics.throughput_series(recs)
+        series[f.index] = s
+        begin, end = recs[0][0], recs[-1][1]
+        rtts = [iv["rtt_us"] / 1000 for iv in r.intervals if iv["rtt_us"]]
+        flows.append({
+            "flow": f.index, "label": f.label, "cc": f.cc, "start_s": round(started[f.index], 3),
+            "end_s": round(end, 3), "mss": f.mss,
+            "bytes": r.bytes_received,
+            "avg_bps": round(r.bytes_received * 8 / max(end - begin, 1e-9)),
+            "second_half_bps": round(metrics.second_half_mean(s, begin, end)),
+            "retransmits": r.retransmits,
+            "completion_s": round(r.seconds, 3) if f.bytes else None,
+            "rtt_p95_ms": round(metrics.percentile(rtts, 95), 3) if rtts else None,
+        })
+    shares = [fl["second_half_bps"] for fl in flows]
+    by_cc: dict[str, list[float]] = {}
+    for fl in flows:
+        by_cc.setdefault(fl["cc"], []).append(fl["second_half_bps"])
+    ratios = {}
+    loss_based = [cc for cc in by_cc if cc in ("reno", "cubic", "bbr")]
+    for a in by_cc:
+        for b in loss_based:
+            if a != b:
+                ratios[f"{a}/{b}"] = round(metrics.inter_protocol_ratio(by_cc, a, b), 3)
+    qs = metrics.queue_stats(queue, max(t_end, queue[-1][0])) if len(queue) > 1 else None
+    ab = stats["ab"]
+    pkt_time_ms = 1500 * 8 / run.bottleneck.rate_bps * 1000 if run.bottleneck.rate_bps else 0
+    joins = sorted({fl["start_s"] for fl in flows})
+    conv = None
+    if len(joins) > 1 and joins[-1] > 0:
+        conv = metrics.convergence_time(list(series.values()), joins[-1])
+    total_goodput = sum(fl["bytes"] for fl in flows) * 8 / max(
+        max(fl["end_s"] for fl in flows) - min(fl["start_s"] for fl in flows), 1e-9)
+    return {
+        "scenario": run.scenario.name, "run": run.name, "profile": run.profile,
+        "source": run.scenario.source, "duration_s": round(t_end, 3),
+        "bottleneck": {"rate_bps": run.bottleneck.rate_bps, "rtt_ms": run.bottleneck.rtt_us / 1000,
+                       "buffer_pkts": run.bottleneck.buffer_pkts, "loss": run.bottleneck.loss},
+        "flows": flows,
+        "jain": round(metrics.jain_index(shares), 4) if any(shares) else None,
+        "inter_protocol_ratio": ratios,
+        "utilisation": round(metrics.utilisation(total_goodput, run.bottleneck.rate_bps), 4)
+        if run.bottleneck.rate_bps else None,
+        "queue_mean_pkts": round(qs.mean, 2) if qs else 0.0,
+        "queue_p95_pkts": qs.p95 if qs else 0,
+        "queue_delay_p95_ms": round((qs.p95 if qs else 0) * pkt_time_ms, 2),
+        "bottleneck_drops": ab["dropped"], "bottleneck_random_losses": ab["lost"],
+        "bottleneck_loss_rate": round((ab["dropped"] + ab["lost"]) / ab["pkts_in"], 5)
+        if ab["pkts_in"] else 0.0,
+        "retransmits": sum(fl["retransmits"] for fl in flows),
+        "convergence_s": round(conv, 2) if conv is not None else None,
+    }

@@ -200,11 +200,12 @@ VK_INLINE void vk_vegas_decide(const struct vk_params *p, const struct vk_sample
 			       struct vk_decision *d)
 {
 	__u64 diff;
+	int vegas = vk_decision_begin(s, d);
 
-	if (!vk_decision_begin(s, d))
-		return;
 	d->alpha = p->alpha;
 	d->beta = p->beta;
+	if (!vegas)
+		return;
 	diff = vk_diff_linux(s->cwnd, s->rtt, s->base_rtt);
 	d->diff = vk_sat_s32(diff);
 

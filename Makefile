@@ -20,7 +20,7 @@ LINKEMU		:= $(if $(wildcard netns-tests/linkemu/*.c),$(BUILD)/linkemu)
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps test test-unit demo results bench clean
+.PHONY: all deps test test-unit demo results model-validation bench clean
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(LINKEMU)
@@ -62,10 +62,18 @@ demo: deps all
 
 # The papers' experiments: every scenario (or SCENARIOS=a.toml b.toml), full profile.
 PROFILE   ?= full
-SCENARIOS ?= $(notdir $(wildcard netns-tests/scenarios/*.toml))
+SCENARIOS ?= $(filter-out model_validation.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
 results: deps all
 	cd netns-tests && ../$(PY) -m testbed.cli $(addprefix scenarios/,$(SCENARIOS)) \
 		--profile $(PROFILE) --out ../results
+
+# The Samios-Vernon model against our own flows (seed 001, section 4).
+model-validation: deps all
+	$(PY) netns-tests/model_validation.py --profile $(PROFILE)
+
+# Speed: controller CPU per GB vs reno/cubic, tracing cost, emulator, swap time.
+bench: deps all
+	$(PY) netns-tests/bench.py
 
 clean:
 	rm -rf $(BUILD)

@@ -18,6 +18,7 @@ import json
 import shlex
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -63,6 +64,26 @@ def controllers(run: Run):
             subprocess.run([VEGASCTL, "unload", cc], capture_output=True)
 
 
+def _watch_data_start(ns, port: int, t0: float, out: dict, key: int) -> threading.Thread:
+    """Record when the flow's data connection is up (the second established
+    socket to `port`: iperf3's control connection comes first). iperf3's
+    intervals count from its test start, just after that, while the client is
+    spawned earlier by a handshake that can take seconds on a loaded 1 Mbit/s
+    path; timing intervals from the spawn would shift a flow's whole series."""
+    def watch():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            out_ss = ns.run(["ss", "-tnH", "state", "established", f"( dport = :{port} )"],
+                            check=False)
+            if len(out_ss.splitlines()) >= 2:
+                out[key] = time.monotonic() - t0
+                return
+            time.sleep(0.01)
+    th = threading.Thread(target=watch, daemon=True)
+    th.start()
+    return th
+
+
 def _interval(run: Run) -> float:
     return 0.5 if run.duration <= 60 else 1.0
 
@@ -89,16 +110,18 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
         events = sorted([(f.start, "flow", f) for f in run.flows] +
                         [(c.at, "change", c) for c in run.schedule] +
                         [(t, "call", fn) for t, fn in at], key=lambda e: e[0])
-        clients = {}
+        clients, watchers = {}, []
         for at, kind, obj in events:
             time.sleep(max(0.0, t0 + at - time.monotonic()))
             if kind == "flow":
                 f = obj
-                started[f.index] = time.monotonic() - t0
+                started[f.index] = time.monotonic() - t0    # until the watcher knows better
                 clients[f.index] = iperf.client(
                     lab, db.senders[f.index - 1], dumbbell.receiver_addr(f.index),
                     BASE_PORT + f.index, f.cc, f.duration, interval=_interval(run), mss=f.mss,
                     nbytes=f.bytes)
+                watchers.append(_watch_data_start(db.senders[f.index - 1], BASE_PORT + f.index,
+                                                  t0, started, f.index))
             elif kind == "change":
                 db.links[obj.link].set("both", **obj.params)
             else:
@@ -106,17 +129,20 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
         for f in run.flows:
             limit = (f.duration or run.duration) + 120
             results[f.index] = iperf.wait(clients[f.index], f.cc, timeout=limit)
+        for th in watchers:
+            th.join()
         t_end = time.monotonic() - t0
         stats = db.bottleneck.stop()
         t0_us = t0 * 1e6
-        queue = [(round((e.t_us - t0_us) / 1e6, 6), e.qlen) for e in read_qlog(qlog)
+        queue = [(round((e.t_us - t0_us) / 1e6, 6), e.qlen, e.event) for e in read_qlog(qlog)
                  if e.dir == "ab"]
     if trace:
         (outdir / "trace.csv").write_text(trace.text)
-    return write(run, outdir, results, started, queue, stats, t_end, trace)
+    return write(run, outdir, results, started, queue, stats, t_end, trace, t0)
 
 
-def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace) -> dict:
+def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace,
+          t0: float) -> dict:
     """flows.csv, queue.csv, summary.json and the plots of a finished run."""
     with open(outdir / "flows.csv", "w", newline="") as fh:
         # one row per interval: bytes and bps as received, cwnd/RTT/retx as the
@@ -126,15 +152,16 @@ def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace) 
         for i, r in sorted(results.items()):
             for k, (a, b, nbytes) in enumerate(r.received):
                 snd = r.intervals[k] if k < len(r.intervals) else {}
-                t0, t1 = started[i] + a, started[i] + b
-                w.writerow([i, r.cc, f"{t0:.3f}", f"{t1:.3f}", nbytes,
-                            round(nbytes * 8 / max(t1 - t0, 1e-9)), snd.get("snd_cwnd", ""),
+                ta, tb = started[i] + a, started[i] + b
+                w.writerow([i, r.cc, f"{ta:.3f}", f"{tb:.3f}", nbytes,
+                            round(nbytes * 8 / max(tb - ta, 1e-9)), snd.get("snd_cwnd", ""),
                             snd.get("rtt_us", ""), snd.get("retransmits", "")])
     with open(outdir / "queue.csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(["t_s", "qlen_pkts"])
+        w.writerow(["t_s", "qlen_pkts", "event"])     # event: enq, deq, drop, loss
         w.writerows(queue)
     summary = summarize(run, results, started, queue, stats, t_end)
+    summary["t0_monotonic"] = t0
     summary["trace_records"] = len(trace.records) if trace else None
     summary["trace_lost"] = trace.lost if trace else None
     (outdir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -172,15 +199,19 @@ def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
         for b in loss_based:
             if a != b:
                 ratios[f"{a}/{b}"] = round(metrics.inter_protocol_ratio(by_cc, a, b), 3)
-    qs = metrics.queue_stats(queue, max(t_end, queue[-1][0])) if len(queue) > 1 else None
+    qsamples = [(t, q) for t, q, _ in queue]
+    qs = metrics.queue_stats(qsamples, max(t_end, qsamples[-1][0])) if len(qsamples) > 1 else None
     ab = stats["ab"]
     pkt_time_ms = 1500 * 8 / run.bottleneck.rate_bps * 1000 if run.bottleneck.rate_bps else 0
     joins = sorted({fl["start_s"] for fl in flows})
     conv = None
     if len(joins) > 1 and joins[-1] > 0:
         conv = metrics.convergence_time(list(series.values()), joins[-1])
-    total_goodput = sum(fl["bytes"] for fl in flows) * 8 / max(
-        max(fl["end_s"] for fl in flows) - min(fl["start_s"] for fl in flows), 1e-9)
+    # Utilisation of the bottleneck itself: IP bytes it sent over the time it
+    # carried traffic (first arrival to last departure in its queue log), so
+    # no per-flow timing enters it.
+    busy = [t for t, _, ev in queue if ev in ("enq", "deq")]
+    span = (busy[-1] - busy[0]) if len(busy) > 1 else 0.0
     return {
         "scenario": run.scenario.name, "run": run.name, "profile": run.profile,
         "source": run.scenario.source, "duration_s": round(t_end, 3),
@@ -189,8 +220,9 @@ def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
         "flows": flows,
         "jain": round(metrics.jain_index(shares), 4) if any(shares) else None,
         "inter_protocol_ratio": ratios,
-        "utilisation": round(metrics.utilisation(total_goodput, run.bottleneck.rate_bps), 4)
-        if run.bottleneck.rate_bps else None,
+        "utilisation": round(metrics.utilisation(ab["bytes_out"] * 8 / span,
+                                                  run.bottleneck.rate_bps), 4)
+        if run.bottleneck.rate_bps and span > 0 else None,
         "queue_mean_pkts": round(qs.mean, 2) if qs else 0.0,
         "queue_p95_pkts": qs.p95 if qs else 0,
         "queue_delay_p95_ms": round((qs.p95 if qs else 0) * pkt_time_ms, 2),

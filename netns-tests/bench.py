@@ -1,0 +1,191 @@
+"""`make bench`: the speed figures, as medians over interleaved repeated runs.
+
+1. Controller overhead: CPU (all cores, /proc/stat busy jiffies) per GB sent
+   over a plain veth at full speed, each of our controllers against the
+   kernel's reno and cubic in the same rounds; ratios of medians.
+2. Tracing: bpf_vegas throughput at full veth speed with `vegasctl trace` off
+   and on (every ACK and decision), and the events lost.
+3. Link emulator: the highest TCP rate through an unlimited linkemu link, and
+   the ping RTT error at 40 ms.
+4. Hot swap: time to move 200 established connections between controllers.
+
+Writes results/bench/report.md and results/bench/bench.json.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "netns-tests"))
+
+from testbed import iperf  # noqa: E402
+from testbed.linkemu import LinkParams, two_host_path  # noqa: E402
+from testbed.netns import Lab  # noqa: E402
+from testbed.vtrace import VEGASCTL, Trace  # noqa: E402
+
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
+OURS = ["bpf_vegas", "bpf_vegas_a", "bpf_pipe", "bpf_vegas_fr"]
+KERNEL = ["reno", "cubic"]
+
+
+def busy_jiffies() -> int:
+    f = open("/proc/stat").readline().split()[1:]
+    user, nice, system, idle, iowait, irq, softirq = (int(x) for x in f[:7])
+    return user + nice + system + irq + softirq
+
+
+def veth_pair(lab: Lab):
+    a, b = lab.netns("a"), lab.netns("b")
+    lab.veth(a, "va", b, "vb")
+    a.run(["ip", "addr", "add", "198.18.20.1/30", "dev", "va"])
+    b.run(["ip", "addr", "add", "198.18.20.2/30", "dev", "vb"])
+    return a, b
+
+
+def one_flow(lab, a, b, cc: str, port: int) -> tuple[float, float]:
+    """(bytes/s, CPU-seconds per GB) of one SECONDS-long flow."""
+    iperf.server(lab, b, port)
+    j0, t0 = busy_jiffies(), time.monotonic()
+    r = iperf.wait(iperf.client(lab, a, "198.18.20.2", port, cc, SECONDS), cc, SECONDS + 30)
+    cpu_s = (busy_jiffies() - j0) / os.sysconf("SC_CLK_TCK")
+    gb = r.bytes_received / 1e9
+    return r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb
+
+
+def bench_overhead() -> dict:
+    per_cc = {cc: [] for cc in KERNEL + OURS}
+    rate = {cc: [] for cc in KERNEL + OURS}
+    with Lab() as lab:
+        a, b = veth_pair(lab)
+        port = 6000
+        for rnd in range(ROUNDS):
+            order = (KERNEL + OURS) if rnd % 2 == 0 else list(reversed(KERNEL + OURS))
+            for cc in order:
+                port += 1
+                bps, cpu_per_gb = one_flow(lab, a, b, cc, port)
+                per_cc[cc].append(cpu_per_gb)
+                rate[cc].append(bps * 8)
+    med = {cc: statistics.median(v) for cc, v in per_cc.items()}
+    return {"cpu_s_per_gb": med, "gbit_s": {cc: statistics.median(v) / 1e9 for cc, v in rate.items()},
+            "ratio_to_reno": {cc: med[cc] / med["reno"] for cc in med},
+            "ratio_to_cubic": {cc: med[cc] / med["cubic"] for cc in med}, "rounds": ROUNDS}
+
+
+def bench_tracing() -> dict:
+    off, on, lost, records = [], [], [], []
+    with Lab() as lab:
+        a, b = veth_pair(lab)
+        port = 7000
+        for rnd in range(ROUNDS):
+            for mode in (("off", "on") if rnd % 2 == 0 else ("on", "off")):
+                port += 1
+                if mode == "off":
+                    off.append(one_flow(lab, a, b, "bpf_vegas", port)[0] * 8)
+                    continue
+                with Trace("--controller", "bpf_vegas") as t:
+                    on.append(one_flow(lab, a, b, "bpf_vegas", port)[0] * 8)
+                lost.append(t.lost or 0)
+                records.append(len(t.records))
+    return {"gbit_s_off": statistics.median(off) / 1e9, "gbit_s_on": statistics.median(on) / 1e9,
+            "cost": 1 - statistics.median(on) / statistics.median(off),
+            "records_per_run": statistics.median(records), "lost_per_run": statistics.median(lost),
+            "lost_total": sum(lost), "rounds": ROUNDS}
+
+
+def bench_linkemu() -> dict:
+    with Lab() as lab:
+        p = two_host_path(lab, LinkParams(rate_bps=0, delay_us=0, limit_pkts=1000))
+        iperf.server(lab, p.b, 5201)
+        r = iperf.wait(iperf.client(lab, p.a, p.addr_b, 5201, "cubic", SECONDS), "cubic", 60)
+        max_rate = r.bps_received
+    with Lab() as lab:
+        p = two_host_path(lab, LinkParams(rate_bps=0, delay_us=20_000, limit_pkts=1000))
+        rtts = []
+        for _ in range(20):
+            out = p.a.run(["ping", "-c", "1", "-q", p.addr_b])
+            rtts.append(float(out.split("=")[-1].split("/")[1]))
+    return {"max_tcp_gbit_s": max_rate / 1e9, "ping_40ms_median_ms": statistics.median(rtts),
+            "ping_40ms_error_ms": statistics.median(rtts) - 40.0}
+
+
+def bench_swap(conns: int = 200) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "netns-tests"))
+    times = []
+    with Lab() as lab:
+        a, b = veth_pair(lab)
+        srv = lab.spawn(b, [sys.executable, "-m", "testbed.checkstream", "server", "--port", "7100",
+                            "--conns", str(conns), "--report", "/dev/null"], env=env)
+        srv.stdout.readline()
+        lab.spawn(a, [sys.executable, "-m", "testbed.checkstream", "client", "--addr",
+                      "198.18.20.2", "--port", "7100", "--conns", str(conns), "--seconds", "30",
+                      "--rate", "20e6", "--report", "/dev/null"], env=env)
+        time.sleep(4)
+        for k in range(ROUNDS * 2):
+            target = ("bpf_vegas", "bpf_vegas_a")[k % 2]
+            out = subprocess.run([VEGASCTL, "swap", target, "--netns", a.name, "--established-only",
+                                  "--json"], capture_output=True, text=True, check=True).stdout
+            res = json.loads(out)
+            times.append(res["move_ms"])
+    return {"connections": conns, "median_ms": statistics.median(times), "max_ms": max(times),
+            "moved_per_swap": res["moved"]}
+
+
+def report(r: dict) -> str:
+    o = r["overhead"]
+    lines = ["# vegaskit benchmarks", "",
+             "Produced by `sudo make bench` on this machine (2 cores); do not edit by hand. "
+             f"Medians over {o['rounds']} interleaved rounds of {SECONDS:g} s flows.", "",
+             "## Controller overhead (veth, full speed)", "",
+             "| controller | Gbit/s | CPU s per GB | vs reno | vs cubic |", "|---|---|---|---|---|"]
+    for cc in KERNEL + OURS:
+        lines.append(f"| {cc} | {o['gbit_s'][cc]:.2f} | {o['cpu_s_per_gb'][cc]:.3f} | "
+                     f"{o['ratio_to_reno'][cc]:.3f} | {o['ratio_to_cubic'][cc]:.3f} |")
+    t = r["tracing"]
+    lines += ["", "## Tracing from inside the controller (bpf_vegas, every ACK and decision)", "",
+              f"Throughput {t['gbit_s_off']:.2f} Gbit/s with tracing off, {t['gbit_s_on']:.2f} "
+              f"Gbit/s on (cost {t['cost']:.1%}); {t['records_per_run']:.0f} records per run, "
+              f"{t['lost_per_run']:.0f} lost per run (median), {t['lost_total']} in all.", "",
+              "## Link emulator", "",
+              f"Unlimited rate: {r['linkemu']['max_tcp_gbit_s']:.2f} Gbit/s of TCP goodput; "
+              f"ping through a 40 ms link: {r['linkemu']['ping_40ms_median_ms']:.3f} ms median "
+              f"({r['linkemu']['ping_40ms_error_ms']:+.3f} ms).", "",
+              "## Hot swap", "",
+              f"{r['swap']['connections']} established connections moved in "
+              f"{r['swap']['median_ms']:.1f} ms (median), {r['swap']['max_ms']:.1f} ms at worst.", ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    loaded = []
+    try:
+        have = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+        for cc in OURS:
+            if cc not in have:
+                subprocess.run([VEGASCTL, "load", cc[4:]], check=True, capture_output=True)
+                loaded.append(cc)
+        r = {}
+        for name, fn in (("overhead", bench_overhead), ("tracing", bench_tracing),
+                         ("linkemu", bench_linkemu), ("swap", bench_swap)):
+            print(f"== {name}", flush=True)
+            r[name] = fn()
+            print(json.dumps(r[name], indent=1), flush=True)
+    finally:
+        for cc in loaded:
+            subprocess.run([VEGASCTL, "unload", cc], capture_output=True)
+    out = ROOT / "results" / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench.json").write_text(json.dumps(r, indent=1) + "\n")
+    (out / "report.md").write_text(report(r))
+    print(report(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -61,8 +61,9 @@ def test_scenario_runs_and_writes_its_results(results, name):
             assert fl["bytes"] > 0, f"{name}/{run_name}: {fl['label']} carried nothing"
         ours = [fl for fl in sm["flows"] if fl["cc"].startswith(("bpf_", "vk_"))]
         if ours:
-            trace = (d / "trace.csv").read_text().splitlines()
-            assert len(trace) > 10, f"{name}/{run_name}: no decisions traced"
+            trace = (d / "trace.csv").read_text().splitlines()[1:]
+            # at 250 kbit/s with a standing queue a round is ~0.7 s: few decisions in CI
+            assert any(",decision," in r for r in trace), f"{name}/{run_name}: no decisions traced"
         if sm["utilisation"] is not None:
             # the emulator cannot send faster than its rate; 1% for the log's timing
             assert 0 < sm["utilisation"] <= 1.01, sm["utilisation"]

@@ -62,7 +62,7 @@ demo: deps all
 
 # The papers' experiments: every scenario (or SCENARIOS=a.toml b.toml), full profile.
 PROFILE   ?= full
-SCENARIOS ?= $(filter-out model_validation.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
+SCENARIOS ?= $(filter-out model_validation.toml model_validation_cross.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
 results: deps all
 	cd netns-tests && ../$(PY) -m testbed.cli $(addprefix scenarios/,$(SCENARIOS)) \
 		--profile $(PROFILE) --out ../results

@@ -50,14 +50,7 @@ struct vk_params vk_params SEC(".data.params") = {
 	VK_DEFAULT_PARAMS
 };
 
-/* Per-flow view, shared by every instance (pinned by name), see vk_intf.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct vk_flow);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} vk_flows SEC(".maps");
+#include "vk_flows_map.bpf.h"
 
 /* Trace records for `vegasctl trace`, shared by every instance (pinned by name). */
 struct {

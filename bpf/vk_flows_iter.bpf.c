@@ -13,14 +13,7 @@
 
 char _license[] SEC("license") = "GPL";
 
-/* The same definition as in vk_common.bpf.h: libbpf reuses the pinned map. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct vk_flow);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} vk_flows SEC(".maps");
+#include "vk_flows_map.bpf.h"	/* libbpf reuses the controllers' pinned map */
 
 SEC("iter/bpf_sk_storage_map")
 int vk_dump_flows(struct bpf_iter__bpf_sk_storage_map *ctx)

@@ -1,0 +1,29 @@
+"""The model-validation pipeline end to end on the CI profile: real flows under
+emulator loss and under cross traffic, measured inputs, model predictions."""
+import csv
+import math
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.kernel
+sys.path.insert(0, str(ROOT / "netns-tests"))
+
+import model_validation  # noqa: E402
+
+
+def test_pipeline_measures_and_predicts(tmp_path):
+    assert model_validation.main(["--profile", "ci", "--out", str(tmp_path)]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "validation.csv")))
+    assert len(rows) == 3          # two random-loss runs, one cross-traffic run
+    for r in rows:
+        p, R, base = float(r["p"]), float(r["R_s"]), float(r["base_rtt_s"])
+        assert 0 < p < 0.2, r       # loss was configured, and measured
+        assert 0.04 <= base <= R < 1.0, r   # 40 or 100 ms paths
+        assert float(r["measured_pps"]) > 0 and float(r["model_pps"]) > 0
+        assert math.isfinite(float(r["error"]))
+    assert (tmp_path / "model_vs_measured.png").stat().st_size > 0
+    report = (tmp_path / "report.md").read_text()
+    assert "average absolute error" in report and "6.8 %" in report

@@ -51,13 +51,12 @@ def server(lab: Lab, ns: Netns, port: int, interval: float = 0.5) -> subprocess.
     raise RuntimeError(f"iperf3 server on port {port} did not start")
 
 
-def client(lab: Lab, ns: Netns, addr: str, port: int, cc: str, seconds: float | None,
-           interval: float = 0.5, mss: int | None = None,
-           nbytes: int | None = None) -> subprocess.Popen:
-    """A flow of `seconds`, or a transfer of `nbytes` (iperf3 -n) when given."""
+def client(lab: Lab, ns: Netns, addr: str, port: int, cc: str, seconds: float,
+           interval: float = 0.5, mss: int | None = None) -> subprocess.Popen:
+    """A flow of `seconds`. (Transfers of N bytes: testbed/transfer.py; iperf3 -n
+    stops counting when the sender has written them, not when they arrive.)"""
     argv = ["iperf3", "-c", addr, "-p", str(port), "-C", cc, "-i", str(interval), "-J",
-            "--get-server-output"]
-    argv += ["-n", str(nbytes)] if nbytes else ["-t", str(seconds)]
+            "--get-server-output", "-t", str(seconds)]
     if mss:
         argv += ["-M", str(mss)]
     return lab.spawn(ns, argv)

@@ -15,8 +15,10 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import os
 import shlex
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -84,6 +86,27 @@ def _watch_data_start(ns, port: int, t0: float, out: dict, key: int) -> threadin
     return th
 
 
+def _python(lab: Lab, ns, module: str, *args: str) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    return lab.spawn(ns, [sys.executable, "-m", module, *args], env=env)
+
+
+def _transfer_result(cc: str, client: subprocess.Popen, server: subprocess.Popen,
+                     tmp: Path, index: int, timeout: float) -> iperf.FlowResult:
+    """A file transfer's FlowResult: the sender's TCP_INFO samples and the
+    receiver's bytes per interval (testbed/transfer.py)."""
+    for p in (client, server):
+        _, err = p.communicate(timeout=timeout)
+        if p.returncode != 0:
+            raise RuntimeError(f"transfer ({cc}) failed: {err.decode().strip()}")
+    c = json.loads((tmp / f"xfer{index}-client.json").read_text())
+    srv = json.loads((tmp / f"xfer{index}-server.json").read_text())
+    return iperf.FlowResult(cc=cc, bps_received=srv["bytes"] * 8 / max(c["seconds"], 1e-9),
+                            retransmits=c["retransmits"], intervals=c["intervals"],
+                            seconds=c["seconds"], bytes_received=srv["bytes"],
+                            received=[tuple(r) for r in srv["received"]])
+
+
 def _interval(run: Run) -> float:
     return 0.5 if run.duration <= 60 else 1.0
 
@@ -99,8 +122,17 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
         qlog = Path(tmp) / "bottleneck.qlog"
         db = dumbbell.build(lab, [f.access for f in run.flows], run.bottleneck,
                             [f.egress for f in run.flows], qlog=str(qlog))
+        servers = {}
         for f in run.flows:
-            iperf.server(lab, db.receivers[f.index - 1], BASE_PORT + f.index, _interval(run))
+            port = BASE_PORT + f.index
+            if f.bytes:         # a file transfer: completion = last byte delivered
+                servers[f.index] = _python(lab, db.receivers[f.index - 1], "testbed.transfer",
+                                           "server", "--port", str(port), "--interval",
+                                           str(_interval(run)), "--report",
+                                           str(Path(tmp) / f"xfer{f.index}-server.json"))
+                servers[f.index].stdout.readline()          # "listening"
+            else:
+                iperf.server(lab, db.receivers[f.index - 1], port, _interval(run))
         trace = None
         if ours and run.trace != "off":
             what = ["--decisions"] if run.trace == "decisions" else []
@@ -116,10 +148,18 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
             if kind == "flow":
                 f = obj
                 started[f.index] = time.monotonic() - t0    # until the watcher knows better
+                if f.bytes:
+                    args = ["client", "--addr", dumbbell.receiver_addr(f.index), "--port",
+                            str(BASE_PORT + f.index), "--bytes", str(f.bytes), "--cc", f.cc,
+                            "--interval", str(_interval(run)),
+                            "--report", str(Path(tmp) / f"xfer{f.index}-client.json")]
+                    args += ["--mss", str(f.mss)] if f.mss else []
+                    clients[f.index] = _python(lab, db.senders[f.index - 1], "testbed.transfer",
+                                               *args)
+                    continue
                 clients[f.index] = iperf.client(
                     lab, db.senders[f.index - 1], dumbbell.receiver_addr(f.index),
-                    BASE_PORT + f.index, f.cc, f.duration, interval=_interval(run), mss=f.mss,
-                    nbytes=f.bytes)
+                    BASE_PORT + f.index, f.cc, f.duration, interval=_interval(run), mss=f.mss)
                 watchers.append(_watch_data_start(db.senders[f.index - 1], BASE_PORT + f.index,
                                                   t0, started, f.index))
             elif kind == "change":
@@ -128,7 +168,11 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
                 obj(db)
         for f in run.flows:
             limit = (f.duration or run.duration) + 120
-            results[f.index] = iperf.wait(clients[f.index], f.cc, timeout=limit)
+            if f.bytes:
+                results[f.index] = _transfer_result(f.cc, clients[f.index], servers[f.index],
+                                                    Path(tmp), f.index, 10 * run.duration + 120)
+            else:
+                results[f.index] = iperf.wait(clients[f.index], f.cc, timeout=limit)
         for th in watchers:
             th.join()
         t_end = time.monotonic() - t0

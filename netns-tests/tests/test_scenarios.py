@@ -10,7 +10,6 @@ import csv
 import json
 import os
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -100,8 +99,10 @@ def test_single_vegas_flow_no_loss_small_queue(results):
 
 
 def test_rerouting_shows_in_the_rtt_series(results):
-    """The access link's RTT grows by 180 ms at the change: the sender's RTT
-    (tcp_info srtt) must grow by at least 150 ms (smoothing and timing slack)."""
+    """The access link's RTT grows by 180 ms at the change. Queueing only adds
+    to the propagation delay, so the smallest srtt (tcp_info) after the change
+    must exceed the smallest before by at least 150 ms (smoothing slack); the
+    medians would mix in slow start's queue, which CI's short run still has."""
     summaries, base = results["rerouting"]
     s = Scenario.load(ROOT / "netns-tests" / "scenarios" / "rerouting.toml")
     t_change = s.run("vegas", "ci").schedule[0].at
@@ -110,7 +111,7 @@ def test_rerouting_shows_in_the_rtt_series(results):
         before = [int(r["rtt_us"]) for r in rows if r["rtt_us"] and 0.5 < float(r["t1_s"]) <= t_change]
         after = [int(r["rtt_us"]) for r in rows if r["rtt_us"] and float(r["t0_s"]) >= t_change + 2]
         assert before and after
-        assert statistics.median(after) >= statistics.median(before) + 150_000, (before, after)
+        assert min(after) >= min(before) + 150_000, (before, after)
 
 
 def test_vegas_loses_to_newreno(results):

@@ -5,7 +5,6 @@ import csv
 import io
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,8 +5,6 @@ signature behaviour of each research variant seen from the kernel side.
 from __future__ import annotations
 
 import csv
-import json
-import statistics
 from pathlib import Path
 
 import pytest
@@ -117,7 +115,7 @@ def test_vegas_a_thresholds_rise_with_throughput(tmp_path):
     Vegas-A (seed 000, IV) answers rising Th with alpha+1, beta+1 while diff
     is between them. Seen in the kernel's own decision records."""
     sched = '[[schedule]]\nat = 6\nlink = "bottleneck"\nrate = "10M"'
-    sm = runner.execute(one_flow("bpf_vegas_a", 14, rate="2M", schedule=sched).run("r", "p"),
+    runner.execute(one_flow("bpf_vegas_a", 14, rate="2M", schedule=sched).run("r", "p"),
                         tmp_path)
     recs = data_flow(parse_csv((tmp_path / "trace.csv").read_text()))
     t_step = recs[0]["time_s"] + 6 - 0.5          # trace clock: decisions start with the flow
@@ -142,7 +140,7 @@ def test_vegas_fr_holds_a_queue_near_R_in_bytes(tmp_path, mss):
     queue (packets x mss, second half) must be within one MSS of it (the
     window moves in whole packets) plus 25% for the queue the ACK clock's
     bursts add between decisions."""
-    sm = runner.execute(one_flow("bpf_vegas_fr", 20, mss=mss).run("r", "p"), tmp_path)
+    runner.execute(one_flow("bpf_vegas_fr", 20, mss=mss).run("r", "p"), tmp_path)
     q = [(float(r["t_s"]), int(r["qlen_pkts"])) for r in read(tmp_path / "queue.csv")]
     from vegaskit import metrics
     stats = metrics.queue_stats([x for x in q if 10 <= x[0] <= 20], 20.0)

@@ -7,7 +7,6 @@ are for `make results` and its reports, never asserted here.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import signal
 import subprocess

@@ -153,17 +153,17 @@ def test_base_rtt_survives_a_swap_under_a_standing_queue(keep, tmp_path):
         snaps["swap"] = vegasctl_json("swap", "vk_va", "--netns", db.senders[0].name,
                                       "--port", str(runner.BASE_PORT + 1))
 
-    scenario = Scenario.parse(f"""
+    scenario = Scenario.parse("""
 name = "carry"
 duration = 11
 [links]
-bottleneck = {{ rate = "10M", rtt_ms = 40, buffer = 100 }}
+bottleneck = { rate = "10M", rtt_ms = 40, buffer = 100 }
 [[flows]]
 cc = "vk_big"
 [controllers]
 vk_big = "vegas alpha=20 beta=24"
 [runs]
-r = {{}}
+r = {}
 [profiles.p]
 time_scale = 1.0
 """)

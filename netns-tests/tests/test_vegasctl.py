@@ -1,5 +1,4 @@
 """vegasctl: load, unload, set, show, list, and every refusal leaving the system unchanged."""
-import json
 import os
 import struct
 

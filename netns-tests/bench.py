@@ -147,6 +147,12 @@ def report(r: dict) -> str:
     for cc in KERNEL + OURS:
         lines.append(f"| {cc} | {o['gbit_s'][cc]:.2f} | {o['cpu_s_per_gb'][cc]:.3f} | "
                      f"{o['ratio_to_reno'][cc]:.3f} | {o['ratio_to_cubic'][cc]:.3f} |")
+    lines += ["", "CPU per GB counts everything the host did (user, system, softirq) while the "
+              "flow ran, so it mixes a controller's code with its behaviour: on a veth whose "
+              "RTT is tens of microseconds, a controller that holds a smaller window (Linux's "
+              "diff divides by that tiny baseRTT) sends fewer bytes per ACK and pays more "
+              "per byte. Compare variants with the same window behaviour for the cost of "
+              "the BPF code itself."]
     t = r["tracing"]
     lines += ["", "## Tracing from inside the controller (bpf_vegas, every ACK and decision)", "",
               f"Throughput {t['gbit_s_off']:.2f} Gbit/s with tracing off, {t['gbit_s_on']:.2f} "

@@ -5,6 +5,8 @@ import csv
 import io
 import signal
 import subprocess
+import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,24 +41,37 @@ class Trace:
         self.lost: int | None = None
 
     def __enter__(self) -> "Trace":
-        self.proc = subprocess.Popen([VEGASCTL, "trace", *self.args], stdout=subprocess.PIPE,
+        # stdout goes to a file, not a pipe: a pipe nobody reads until the end
+        # fills, blocks vegasctl, and the ring buffer then drops records.
+        self._out = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([VEGASCTL, "trace", *self.args], stdout=self._out,
                                      stderr=subprocess.PIPE, text=True)
-        # the header line means tracing is switched on
-        self.header = self.proc.stdout.readline()
+        deadline = time.monotonic() + 10
+        while True:                       # the header line means tracing is on
+            self._out.seek(0)
+            self.header = self._out.readline()
+            if self.header.endswith("\n"):
+                break
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.proc.kill()
+                raise RuntimeError(f"vegasctl trace did not start: {self.proc.stderr.read()}")
+            time.sleep(0.02)
         if not self.header.startswith("time_s,"):
             self.proc.kill()
-            raise RuntimeError(f"vegasctl trace did not start: {self.proc.stderr.read()}")
+            raise RuntimeError(f"vegasctl trace: unexpected output {self.header!r}")
         return self
 
     def __exit__(self, *exc) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
         try:
-            out, self.stderr = self.proc.communicate(timeout=10)
+            _, self.stderr = self.proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            out, self.stderr = self.proc.communicate()
-        self.text = self.header + out
+            _, self.stderr = self.proc.communicate()
+        self._out.seek(0)
+        self.text = self._out.read()
+        self._out.close()
         self.records = parse_csv(self.text)
         for word in self.stderr.split(","):
             if word.strip().endswith("lost"):

@@ -55,9 +55,9 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     notes = s.doc.get("report", {}).get("notes")
     if notes:
         out += ["", "## Reading the difference", "", notes.strip()]
-    out += ["", "Per run: `flows.csv`, `queue.csv`, `summary.json`, `throughput.png`, "
-            "`queue.png`, and for our controllers `trace.csv` and `trace.png`, in the "
-            "run's directory beside this file.", ""]
+    out += ["", "Per run: `flows.csv`, `summary.json`, `throughput.png`, `queue.png`, and for "
+            "our controllers `trace.csv` and `trace.png`, in the run's directory beside this "
+            "file; the per-packet `queue.csv` is written too but not kept in git (its size).", ""]
     return "\n".join(out)
 
 

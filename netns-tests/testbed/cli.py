@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="ci")
     ap.add_argument("--run", action="append", dest="runs", help="only this run (repeatable)")
     ap.add_argument("--out", type=Path, default=Path("results"))
+    ap.add_argument("--rerender", action="store_true",
+                    help="rewrite report.md from the runs' summaries.json, running nothing")
     a = ap.parse_args(argv)
     try:
         scenarios = [Scenario.load(p) for p in a.scenarios]
@@ -36,6 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as e:
         print(f"testbed: {e}", file=sys.stderr)
         return 2
+    if a.rerender:
+        for s, _ in plans:
+            base = a.out / s.name / a.profile
+            summaries = json.loads((base / "summaries.json").read_text())
+            cmd = f"sudo make results PROFILE={a.profile} SCENARIOS={s.path.name}"
+            print(report.write(s, a.profile, summaries, base, cmd))
+        return 0
     if os.geteuid() != 0:
         print("testbed: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
         return 1

@@ -23,6 +23,10 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     out = [f"# {s.title}", "",
            f"Source: {s.source}. Profile `{profile}`. Produced by `{command}`; "
            f"do not edit by hand.", ""]
+    scale = s.doc["profiles"].get(profile, {}).get("time_scale", 1.0)
+    if scale != 1.0:
+        out += [f"Times (starts, durations, scheduled changes, file sizes) are the scenario's "
+                f"times {scale:g} in this profile.", ""]
     if summaries:
         b = summaries[0]["bottleneck"]
         out += [f"Bottleneck R1-R2: {b['rate_bps'] / 1e6:g} Mbit/s, RTT {b['rtt_ms']:g} ms, "

@@ -63,6 +63,7 @@ def sweep() -> list[str]:
         m = _NAME_RE.match(name)
         if m and not _pid_alive(int(m.group(1))):
             _kill_netns_procs(name)
+            Netns(name).run(["ss", "-K", "-tan"], check=False)
             sh(["ip", "netns", "del", name], check=False)
             removed.append(name)
     return removed
@@ -161,5 +162,9 @@ class Lab:
         self.procs.clear()
         for ns in reversed(self.namespaces):
             _kill_netns_procs(ns.name)
+            # Destroy its TCP sockets first: an orphaned socket (FIN sent, peer
+            # gone with its namespace) outlives `ip netns del` for minutes and
+            # keeps its congestion controller, ours included, alive meanwhile.
+            ns.run(["ss", "-K", "-tan"], check=False)
             sh(["ip", "netns", "del", ns.name], check=False)
         self.namespaces.clear()

@@ -40,9 +40,13 @@ What is checked, per tool:
     the growth between a sample and the event; and it is the per-ACK tool's cwnd
     at the ACK just before or just after the event (the same kernel variable:
     events happen while an ACK is processed, or between two ACKs) for >= 90%.
-    The .bt scripts read the socket mid-ACK, so a few differ: e.g. an undo that
-    restores cwnd=31 just before entering Recovery, where PRR cuts it to 2 within
-    the same ACK; tcp_probe sees 1 before and 2 after, the state change 31.
+    The bcc tools report the last tcp_probe value by design. The .bt scripts read
+    the socket mid-ACK, and in the squeeze's loss episodes the kernel sets values
+    there that no tcp_probe shows; those its rules predict are counted apart
+    (mid_ack_values: the last ACK's growth before a timer acted; cwnd = ssthresh
+    when a Recovery ends and the same ACK starts the next), the rest must stay
+    under 10%. E.g. leaving Recovery at cwnd 2 with ssthresh 20 and re-entering
+    it in the same ACK reports 20, where tcp_probe sees 2 before and 1 after.
 - port filters: every line is flow A's port (-R A / `0 A`) or flow B's local port
   (-L B / `B 0`), although the other flow was as busy and (for the state and
   retransmission tools) retransmitted too.
@@ -163,9 +167,9 @@ def parse_bt(kind: str, text: str) -> list[Rec]:
         if kind == "cwnd":          # KTIME L R CC CWND ...
             cwnd, extra = p[4], {"cc": p[3]}
         elif kind == "state":       # KTIME L R CC OLD -> NEW MS CWND ...
-            cwnd, extra = p[8], {"cc": p[3], "old": p[4], "new": p[6]}
+            cwnd, extra = p[8], {"cc": p[3], "old": p[4], "new": p[6], "ssthresh": p[9]}
         else:                       # KTIME L R CC STATE CA_STATE CWND ...
-            cwnd, extra = p[6], {"cc": p[3], "ca_state": p[5]}
+            cwnd, extra = p[6], {"cc": p[3], "ca_state": p[5], "ssthresh": p[7]}
         recs.append(Rec(float(p[0]), la, lp, ra, rp, int(cwnd), extra))
     return recs
 
@@ -321,10 +325,32 @@ class Steps:
         vals = self.cwnd[i:max(i + 1, bisect.bisect_right(self.ts, t2))]
         return min(vals), max(vals)
 
+    def before(self, t: float) -> tuple[float, int]:
+        """Time and value of the last record at or before t (the first if none)."""
+        i = max(0, bisect.bisect_right(self.ts, t) - 1)
+        return self.ts[i], self.cwnd[i]
+
     def around(self, t: float) -> set[int]:
         """The values of the last record before t and the first after it."""
         i = bisect.bisect_right(self.ts, t)
         return {self.cwnd[j] for j in (i - 1, i) if 0 <= j < len(self.cwnd)}
+
+
+def mid_ack_values(steps: Steps, t: float, prev: tuple[float, Rec] | None) -> set[int]:
+    """cwnd values a .bt script can read at an event at t that tcp:tcp_probe (which
+    fires before each ACK is processed) cannot show, from the kernel's rules:
+    - the growth of the last ACK before t, if a timer (RTO, RACK reordering, TLP)
+      then acted before the next ACK: that ACK's probe + 1 or + 2 (an ACK covers
+      <= 2 segments with delayed ACKs; tcp_slow_start, tcp_cong_avoid_ai, PRR);
+    - leaving CWR/Recovery, tcp_end_cwnd_reduction() sets cwnd = ssthresh, and the
+      same ACK may enter Recovery again at once: the ssthresh of an event earlier
+      within the same inter-ACK gap.
+    """
+    tp, p = steps.before(t)
+    vals = {p + 1, p + 2}
+    if prev is not None and prev[0] >= tp and prev[1].extra.get("ssthresh", "").isdigit():
+        vals.add(int(prev[1].extra["ssthresh"]))
+    return vals
 
 
 # ---------------------------------------------------------------- tests
@@ -417,7 +443,8 @@ def test_event_cwnd_agrees(run, key):
     events = [r for r in data_flow(records(run, key))
               if r.cwnd is not None and 1.0 <= r.t - steps.t0 <= SECONDS - 0.25]
     assert events, "no events past slow start"
-    out_of_range, mismatched = [], []
+    out_of_range, mid_ack, mismatched = [], 0, []
+    prev = None
     for r in events:
         t = r.t - steps.t0
         near = [c for te, c in samples if abs(te - t) <= 0.25]
@@ -425,9 +452,13 @@ def test_event_cwnd_agrees(run, key):
         if not lo - max(3, 0.15 * lo) <= r.cwnd <= hi + max(3, 0.15 * hi):
             out_of_range.append((round(t, 3), r.cwnd, lo, hi))
         if r.cwnd not in steps.around(t):
-            mismatched.append((round(t, 3), r.cwnd, steps.around(t)))
+            if key.endswith(".bt") and r.cwnd in mid_ack_values(steps, t, prev):
+                mid_ack += 1
+            else:
+                mismatched.append((round(t, 3), r.cwnd, steps.around(t), r.extra))
+        prev = (t, r)
     print(f"{run.cc} {key}: {len(events)} events, {len(out_of_range)} outside iperf3's range, "
-          f"{len(mismatched)} differing from {twin}")
+          f"{mid_ack} mid-ACK values, {len(mismatched)} differing from {twin}")
     assert not out_of_range, f"cwnd outside iperf3's view: {out_of_range[:5]}"
     assert len(mismatched) <= 0.1 * len(events), f"cwnd differs from {twin}: {mismatched[:5]}"
 

@@ -34,13 +34,14 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
                 f"{summaries[0]['duration_s']:.0f} s.", ""]
     out += ["## Our measurements (Linux, namespaces, this machine)", "",
             "| run | flow | cc | start (s) | throughput, 2nd half (Mbit/s) | mean (Mbit/s) | "
-            "retx | completion (s) | RTT p95 (ms) |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "retx | completion (s) | RTT p95 (ms) | cwnd, 2nd half median (kB) |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for sm in summaries:
         for fl in sm["flows"]:
             out.append(f"| {sm['run']} | {fl['label']} | {fl['cc']} | {fl['start_s']:.1f} | "
                        f"{_mbps(fl['second_half_bps'])} | {_mbps(fl['avg_bps'])} | "
-                       f"{fl['retransmits']} | {_fmt(fl['completion_s'])} | {_fmt(fl['rtt_p95_ms'])} |")
+                       f"{fl['retransmits']} | {_fmt(fl['completion_s'])} | {_fmt(fl['rtt_p95_ms'])} | "
+                       f"{_fmt(fl.get('cwnd_median_kb'))} |")
     out += ["", "| run | Jain | inter-protocol ratio | utilisation | queue mean (pkts) | "
             "queue p95 (pkts) | loss at bottleneck | convergence (s) |",
             "|---|---|---|---|---|---|---|---|"]
@@ -59,7 +60,9 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     notes = s.doc.get("report", {}).get("notes")
     if notes:
         out += ["", "## Reading the difference", "", notes.strip()]
-    out += ["", "Per run: `flows.csv`, `summary.json`, `throughput.png`, `queue.png`, and for "
+    out += ["", "cwnd is the sender's tcp_info snd_cwnd in bytes (kB = 1000 bytes), the median of "
+            "its samples over the second half of the flow (\"-\": no samples).",
+            "", "Per run: `flows.csv`, `summary.json`, `throughput.png`, `queue.png`, and for "
             "our controllers `trace.csv` and `trace.png`, in the run's directory beside this "
             "file; the per-packet `queue.csv` is written too but not kept in git (its size).", ""]
     return "\n".join(out)

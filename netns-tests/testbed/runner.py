@@ -223,6 +223,10 @@ def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
         series[f.index] = s
         begin, end = recs[0][0], recs[-1][1]
         rtts = [iv["rtt_us"] / 1000 for iv in r.intervals if iv["rtt_us"]]
+        # The sender's window (tcp_info snd_cwnd, bytes) over the second half of
+        # the flow's own samples, like the throughput: seed 003 reports windows.
+        half = r.intervals[len(r.intervals) // 2:]
+        cwnds = [iv["snd_cwnd"] for iv in half if iv.get("snd_cwnd")]
         flows.append({
             "flow": f.index, "label": f.label, "cc": f.cc, "start_s": round(started[f.index], 3),
             "end_s": round(end, 3), "mss": f.mss,
@@ -232,6 +236,7 @@ def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
             "retransmits": r.retransmits,
             "completion_s": round(r.seconds, 3) if f.bytes else None,
             "rtt_p95_ms": round(metrics.percentile(rtts, 95), 3) if rtts else None,
+            "cwnd_median_kb": round(metrics.percentile(cwnds, 50) / 1000, 1) if cwnds else None,
         })
     shares = [fl["second_half_bps"] for fl in flows]
     by_cc: dict[str, list[float]] = {}

@@ -52,6 +52,11 @@ def parse_rate(v) -> int:
     return int(float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2).lower()])
 
 
+def default_label(i: int, cc: str, nbytes: int | None) -> str:
+    """S<i> <cc>, and for a file transfer its size in this profile (scaled)."""
+    return f"S{i} {cc}" + (f" {nbytes / 1e6:g} MB" if nbytes else "")
+
+
 def link_spec(d: dict, base: LinkSpec | None = None) -> LinkSpec:
     unknown = set(d) - {"rate", "rtt_ms", "buffer", "loss"}
     if unknown:
@@ -182,7 +187,7 @@ class Scenario:
             flows.append(Flow(i, f["cc"], start, fdur, nbytes, f.get("mss"),
                               link_spec(f.get("access", {}), access0),
                               link_spec(f.get("egress", {}), egress0),
-                              f.get("label", f"S{i} {f['cc']}")))
+                              f.get("label", default_label(i, f["cc"], nbytes))))
         schedule = []
         for c in self.doc.get("schedule", []):
             c = fill(dict(c))

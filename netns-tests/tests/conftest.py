@@ -1,7 +1,8 @@
 """Fixtures for the kernel tests: vegasctl, loaded controllers, and a leak check.
 
 Every kernel test must leave the host as it found it: no namespaces of ours, no
-pins under /sys/fs/bpf/vegaskit, no controller we registered. The autouse
+pins under /sys/fs/bpf/vegaskit, no controller we registered, and no struct_ops
+map of ours still alive once its registration is gone. The autouse
 `no_leaks` fixture asserts that after each test (and cleans up, so one leak
 does not cascade into every later test).
 """
@@ -11,6 +12,7 @@ import contextlib
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,39 @@ def _our_controllers() -> list[str]:
     return sorted(n.replace("+", ".") for n in os.listdir(PIN_ROOT / "cc"))
 
 
+# Every controller's struct_ops map is named after its SEC(".struct_ops.link")
+# variable, vk_ops (bpf/vk_common.bpf.h), whatever name it registers under.
+OPS_MAP_NAME = "vk_ops"
+# The kernel frees an unregistered struct_ops map asynchronously, after its
+# last socket lets go and an RCU-tasks-trace grace period: milliseconds here,
+# seconds on a loaded machine. Longer than this means something holds it.
+OPS_FREE_TIMEOUT = 15.0
+
+
+def _bpftool_json(*args: str) -> list[dict]:
+    r = subprocess.run(["bpftool", "-j", *args], capture_output=True, text=True, timeout=30)
+    return json.loads(r.stdout or "[]") if r.returncode == 0 else []
+
+
+def _ops_maps() -> set[int]:
+    return {m["id"] for m in _bpftool_json("map", "show")
+            if m.get("type") == "struct_ops" and m.get("name") == OPS_MAP_NAME}
+
+
+def _unlinked_ops_maps() -> set[int]:
+    """Our struct_ops maps that no struct_ops link (registration) holds."""
+    linked = {l.get("map_id") for l in _bpftool_json("link", "show") if l.get("type") == "struct_ops"}
+    return _ops_maps() - linked
+
+
+def _ops_maps_still_alive(before: set[int]) -> set[int]:
+    """New maps of ours left without a registration, after waiting for the kernel."""
+    deadline = time.monotonic() + OPS_FREE_TIMEOUT
+    while (alive := _unlinked_ops_maps() - before) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive
+
+
 @pytest.fixture(autouse=True)
 def no_leaks(request):
     if request.node.get_closest_marker("kernel") is None:
@@ -68,6 +103,7 @@ def no_leaks(request):
         return
     assert os.geteuid() == 0, "kernel tests need root: run `sudo make test`"
     before_cc, before_ours = set(available_cc()), set(_our_controllers())
+    before_maps = _ops_maps()
     yield
     # Only what this test made: namespaces carry their creator's pid, and
     # controllers are compared with the set before the test, so a concurrent
@@ -84,6 +120,8 @@ def no_leaks(request):
         assert not PIN_ROOT.exists(), f"{PIN_ROOT} left behind"
     ours_registered = {n for n in set(available_cc()) - before_cc if n.startswith(("bpf_", "vk"))}
     assert not ours_registered, f"controllers still registered: {ours_registered}"
+    alive = _ops_maps_still_alive(before_maps)
+    assert not alive, f"struct_ops maps {sorted(alive)} outlived their registration by {OPS_FREE_TIMEOUT} s"
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -57,6 +57,8 @@ def test_scenario_runs_and_writes_its_results(results, name):
             assert (d / f).stat().st_size > 0, f"{name}/{run_name}: {f} missing"
         for fl in sm["flows"]:
             assert fl["bytes"] > 0, f"{name}/{run_name}: {fl['label']} carried nothing"
+            # tcp_info's window, sampled over the flow's second half
+            assert fl["cwnd_median_kb"] and fl["cwnd_median_kb"] > 0, (name, run_name)
         ours = [fl for fl in sm["flows"] if fl["cc"].startswith(("bpf_", "vk_"))]
         if ours:
             trace = (d / "trace.csv").read_text().splitlines()[1:]
@@ -133,6 +135,8 @@ def test_file_transfers_complete(results):
         for run_name, sm in results[name][0].items():
             fl = sm["flows"][0]
             assert fl["completion_s"] and fl["completion_s"] >= 8.0, (name, run_name)
+            # the label gives the size this profile sends, not the paper's
+            assert fl["label"].endswith(f" {fl['bytes'] / 1e6:g} MB"), fl["label"]
             if name == "single_flow" and fl["cc"] == "bpf_vegas":
                 assert fl["retransmits"] == 0, (name, run_name)
 

@@ -33,18 +33,13 @@ sys.path.insert(0, str(ROOT / "netns-tests"))
 
 from testbed import runner  # noqa: E402
 from testbed.scenario import Scenario  # noqa: E402
-from vegaskit import model  # noqa: E402
+from vegaskit import model, plots  # noqa: E402
 
 SCENARIOS = [ROOT / "netns-tests" / "scenarios" / "model_validation.toml",
              ROOT / "netns-tests" / "scenarios" / "model_validation_cross.toml"]
 MSS = 1448
 WMAX = 6 * 1024 * 1024 / MSS
 RTO_MIN = 0.2
-
-
-def _rows(path: Path) -> list[dict]:
-    with open(path) as f:
-        return list(csv.DictReader(f))
 
 
 def loss_episodes(queue: list[dict], rtt: float) -> tuple[int, int]:
@@ -60,20 +55,21 @@ def loss_episodes(queue: list[dict], rtt: float) -> tuple[int, int]:
 
 def measure(rundir: Path) -> dict:
     sm = json.loads((rundir / "summary.json").read_text())
-    flows = [r for r in _rows(rundir / "flows.csv") if r["rtt_us"]]
+    flows = [r for r in plots.read_csv(rundir / "flows.csv") if r["rtt_us"]]
     half = float(flows[-1]["t1_s"]) / 2
     late = [r for r in flows if float(r["t0_s"]) >= half]
     weights = [float(r["t1_s"]) - float(r["t0_s"]) for r in late]
     R = sum(w * int(r["rtt_us"]) / 1e6 for w, r in zip(weights, late)) / sum(weights)
-    trace = [r for r in _rows(rundir / "trace.csv") if r["type"] == "decision"]
+    trace = [r for r in plots.read_csv(rundir / "trace.csv") if r["type"] == "decision"]
     base = min(int(r["base_rtt_us"]) for r in trace) / 1e6
     fl = sm["flows"][0]
     if len(sm["flows"]) == 1:
-        queue = _rows(rundir / "queue.csv")
+        queue = plots.read_csv(rundir / "queue.csv")
         episodes, losses = loss_episodes(queue, R)
         sent = sum(1 for r in queue if r["event"] in ("enq", "drop"))
     else:
-        sent = sum(int(r["bytes"]) for r in _rows(rundir / "flows.csv") if r["flow"] == "1") / MSS
+        sent = sum(int(r["bytes"]) for r in plots.read_csv(rundir / "flows.csv")
+                   if r["flow"] == "1") / MSS
         episodes = losses = fl["retransmits"]
     return {"run": f'{sm["scenario"]}/{sm["run"]}', "p": episodes / sent if sent else 0.0,
             "loss_rate": losses / sent if sent else 0.0,
@@ -90,10 +86,7 @@ def predict(m: dict, alpha: float, beta: float) -> dict:
 
 
 def plot(rows: list[dict], out: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plots.plt.subplots(figsize=(7, 4))
     groups: dict[str, list[dict]] = {}
     for r in rows:
         kind = "cross traffic" if "cross" in r["run"] else "random loss"
@@ -107,9 +100,7 @@ def plot(rows: list[dict], out: Path) -> None:
     ax.set_ylabel("throughput (packets/s)")
     ax.set_title("Samios-Vernon model vs Linux bpf_vegas (cf. seed 001, Fig. 5)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=90)
-    plt.close(fig)
+    plots.save(fig, out)
 
 
 def report(rows: list[dict], profile: str) -> str:

@@ -85,20 +85,17 @@ def main() -> int:
     args = tc.parser("tcpccstate", __doc__.split("\n\n")[0], EXAMPLES,
                      summary="entries into each state, last state and cwnd").parse_args()
     summary = args.interval is not None
-    text = tc.bpf_text(BPF_PROGRAM, args, STATE_CHANGE_HOOK=HOOK)
-    if args.ebpf:
-        print(text)
+    started = tc.start(args, BPF_PROGRAM, "congestion-state changes", EVENT_COLS, SUMMARY_COLS,
+                       STATE_CHANGE_HOOK=HOOK)
+    if started is None:
         return 0
-    from bcc import BPF
-    b = BPF(text=text)
-    out = tc.Output(args, SUMMARY_COLS if summary else EVENT_COLS)
-    run = tc.Runner(args, b, out, "congestion-state changes")
-    none = "" if args.csv else "-"
+    b, out, run = started
+    none = out.none
     tally: dict[tc.Flow, dict] = {}
 
     def on_event(cpu, data, size):
         e = b["events"].event(data)
-        flow = tc.Flow(tc.addr(e.family, e.saddr), e.sport, tc.addr(e.family, e.daddr), e.dport)
+        flow = tc.Flow.of(e)
         new = tc.ca_state_name(e.new)
         cwnd = e.cwnd if e.probed else none
         if summary:
@@ -114,7 +111,7 @@ def main() -> int:
                           e.srtt if e.probed else none])
 
     def on_interval(now_ns):
-        for flow in sorted(tally, key=lambda f: (f.lport, f.rport, f.laddr, f.raddr)):
+        for flow in sorted(tally, key=tc.Flow.sort_key):
             t = tally[flow]
             out.row(now_ns, [flow, *(t[s] for s in STATE_COUNTS), t["state"], t["cwnd"]])
         tally.clear()

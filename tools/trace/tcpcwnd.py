@@ -177,28 +177,21 @@ SUMMARY_COLS = [*tc.FLOW_COLS, tc.Col("SAMPLES", 7, "samples"), tc.Col("CWND", 6
                 tc.Col("DIFF", 8, "diff_avg"), tc.Col("COOKIE", 7, "cookie")]
 
 
-def flow_of(e) -> tc.Flow:
-    return tc.Flow(tc.sockaddr_addr(e.family, e.saddr), e.sport,
-                   tc.sockaddr_addr(e.family, e.daddr), e.dport)
-
-
 def main() -> int:
     args = tc.parser("tcpcwnd", __doc__.split("\n\n")[0], EXAMPLES,
                      summary="samples, last/min/avg/max cwnd, avg srtt and diff").parse_args()
     summary = args.interval is not None
-    text = tc.bpf_text(BPF_PROGRAM, args, SUMMARY="1" if summary else "0")
-    if args.ebpf:
-        print(text)
+    started = tc.start(args, BPF_PROGRAM, "tcp_probe (cwnd per ACK)", EVENT_COLS, SUMMARY_COLS,
+                       SUMMARY="1" if summary else "0")
+    if started is None:
         return 0
-    from bcc import BPF
-    b = BPF(text=text)
-    out = tc.Output(args, SUMMARY_COLS if summary else EVENT_COLS)
-    run = tc.Runner(args, b, out, "tcp_probe (cwnd per ACK)")
-    none = "" if args.csv else "-"
+    b, out, run = started
+    none = out.none
 
     def on_event(cpu, data, size):
         e = b["events"].event(data)
-        out.row(e.ts_ns, [flow_of(e), e.cwnd, tc.ssthresh_text(e.ssthresh, args.csv), e.srtt,
+        out.row(e.ts_ns, [tc.Flow.of(e, tc.sockaddr_addr), e.cwnd,
+                          tc.ssthresh_text(e.ssthresh, args.csv), e.srtt,
                           e.minrtt or none, f"{e.diff_x100 / 100:.2f}" if e.minrtt else none,
                           e.unacked, e.cookie])
 
@@ -210,7 +203,7 @@ def main() -> int:
         for cookie, s in rows:
             if not s.n:
                 continue
-            out.row(now_ns, [flow_of(s), s.n, s.cwnd_last, s.cwnd_min,
+            out.row(now_ns, [tc.Flow.of(s, tc.sockaddr_addr), s.n, s.cwnd_last, s.cwnd_min,
                              f"{s.cwnd_sum / s.n:.1f}", s.cwnd_max,
                              tc.ssthresh_text(s.ssthresh_last, args.csv),
                              round(s.srtt_sum / s.n), s.minrtt or none,

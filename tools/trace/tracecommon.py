@@ -225,6 +225,17 @@ class Flow:
     raddr: str
     rport: int
 
+    @classmethod
+    def of(cls, e, to_text=None) -> "Flow":
+        """The flow of an event with family, saddr, sport, daddr and dport;
+        to_text turns a raw address into text (default: addr)."""
+        to_text = to_text or addr
+        return cls(to_text(e.family, e.saddr), e.sport, to_text(e.family, e.daddr), e.dport)
+
+    def sort_key(self) -> tuple:
+        """Interval summaries list flows by local port, then remote port."""
+        return (self.lport, self.rport, self.laddr, self.raddr)
+
     @property
     def local(self) -> str:
         return f"{self.laddr}:{self.lport}" if ":" not in self.laddr else f"[{self.laddr}]:{self.lport}"
@@ -259,6 +270,7 @@ class Output:
         if args.ktime:
             self.times.append(Col("KTIME_S", -17, "ktime"))
         self.cols = self.times + cols
+        self.none = "" if self.csv else "-"        # a value the kernel did not give
         self.broken = False                         # stdout's reader went away
         self.start_ns = time.monotonic_ns()         # same clock as bpf_ktime_get_ns
         self.wall_off_ns = time.time_ns() - self.start_ns
@@ -378,6 +390,21 @@ class Runner:
                 signal.signal(s, h)
             if self.lost:
                 print(f"{self.lost} events lost (perf buffer full)", file=sys.stderr)
+
+
+def start(args, program: str, what: str, event_cols: list[Col], summary_cols: list[Col],
+          **subst: str):
+    """What every bcc tool does first: with --ebpf, print the program and return
+    None; otherwise load it and return (bpf, Output, Runner), the Output with the
+    summary columns when an interval was given."""
+    text = bpf_text(program, args, **subst)
+    if args.ebpf:
+        print(text)
+        return None
+    from bcc import BPF
+    b = BPF(text=text)
+    out = Output(args, summary_cols if args.interval is not None else event_cols)
+    return b, out, Runner(args, b, out, what)
 
 
 def main_guard(fn) -> None:

@@ -20,9 +20,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def _rows(path: Path) -> list[dict]:
+def read_csv(path: Path) -> list[dict]:
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def save(fig, out: Path) -> None:
+    """Every figure of the project is written the same way, then freed."""
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
 
 
 def decisions_by_flow(rows: list[dict]) -> dict[tuple, list[dict]]:
@@ -37,7 +44,7 @@ def decisions_by_flow(rows: list[dict]) -> dict[tuple, list[dict]]:
 def plot_trace(trace_csv: Path, out: Path, sport: int | None = None, title: str = "") -> bool:
     """One flow's cwnd, RTT, diff and alpha/beta. Picks the flow with most decisions
     (or the one with local port `sport`). False if the trace has no decision."""
-    flows = decisions_by_flow(_rows(trace_csv))
+    flows = decisions_by_flow(read_csv(trace_csv))
     if sport is not None:
         flows = {k: v for k, v in flows.items() if int(k[1]) == sport}
     if not flows:
@@ -60,15 +67,13 @@ def plot_trace(trace_csv: Path, out: Path, sport: int | None = None, title: str 
     ax[3].legend(loc="upper left", fontsize=8)
     ax[3].set_xlabel("time since the flow's first decision (s)")
     fig.suptitle(title or f"{recs[0]['ca']} {recs[0]['saddr']}:{key[1]} -> :{key[2]}")
-    fig.tight_layout()
-    fig.savefig(out, dpi=90)
-    plt.close(fig)
+    save(fig, out)
     return True
 
 
 def plot_throughput(flows_csv: Path, out: Path, summary: dict) -> None:
     series = defaultdict(list)
-    for r in _rows(flows_csv):
+    for r in read_csv(flows_csv):
         series[int(r["flow"])].append(((float(r["t0_s"]) + float(r["t1_s"])) / 2, int(r["bps"])))
     labels = {fl["flow"]: fl["label"] for fl in summary["flows"]}
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -78,13 +83,11 @@ def plot_throughput(flows_csv: Path, out: Path, summary: dict) -> None:
     ax.set_ylabel("throughput (Mbit/s)")
     ax.set_title(f"{summary['scenario']} / {summary['run']} ({summary['profile']})")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=90)
-    plt.close(fig)
+    save(fig, out)
 
 
 def plot_queue(queue_csv: Path, out: Path, summary: dict) -> None:
-    rows = _rows(queue_csv)
+    rows = read_csv(queue_csv)
     fig, ax = plt.subplots(figsize=(8, 3))
     ax.step([float(r["t_s"]) for r in rows], [int(r["qlen_pkts"]) for r in rows], where="post",
             linewidth=0.6)
@@ -92,9 +95,7 @@ def plot_queue(queue_csv: Path, out: Path, summary: dict) -> None:
     ax.set_xlabel("time (s)")
     ax.set_ylabel("bottleneck queue (pkts)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=90)
-    plt.close(fig)
+    save(fig, out)
 
 
 def run_plots(outdir: Path, summary: dict) -> None:

@@ -35,9 +35,13 @@ What is checked, per tool:
     saw-tooths over ~20 packets, and 60 samples spread over several cycles put the
     sample median within ~1 packet of the true one.
   * state and retransmission tools: each event's cwnd (1 s <= t <= end - 0.25 s:
-    past slow start, iperf3 samples on both sides) lies within the
-    range of iperf3's samples within +-0.25 s of it, widened by max(3, 15%) for
-    the growth between a sample and the event; and it is the per-ACK tool's cwnd
+    past slow start, iperf3 samples on both sides) is at least 1 and at most
+    the largest of iperf3's samples within +-0.25 s of it, widened by max(3, 15%)
+    for the growth between a sample and the event. No lower bound from iperf3:
+    these events are loss episodes, where an RTO sets cwnd to 1 and PRR can cut
+    it to 1-2, and at this path's ~1 ms RTT slow start restores it within a few
+    ms, so a 0.1 s sampler can miss the dip entirely (seen: events at cwnd 1-2
+    while every iperf3 sample within 0.25 s was >= 6). And it is the per-ACK tool's cwnd
     at the ACK just before or just after the event (the same kernel variable:
     events happen while an ACK is processed, or between two ACKs) for >= 90%.
     The bcc tools report the last tcp_probe value by design. The .bt scripts read
@@ -280,9 +284,17 @@ def traced_run(cc: str, tmp: Path) -> Run:
             rc = {}
             for key, p in procs.items():
                 try:
-                    rc[key] = p.wait(timeout=20)
+                    rc[key] = p.wait(timeout=10)
                 except subprocess.TimeoutExpired:
-                    rc[key] = None              # Lab.close() kills it
+                    # bpftrace 0.17 was once (1 run in ~15, cause unknown)
+                    # still running 20 s after SIGINT; a second Ctrl-C is what
+                    # a user would press. The tool must still exit 0.
+                    print(f"{key}: still running 10 s after SIGINT, sent another")
+                    os.killpg(p.pid, signal.SIGINT)
+                    try:
+                        rc[key] = p.wait(timeout=10)
+                    except subprocess.TimeoutExpired:
+                        rc[key] = None          # Lab.close() kills it
         finally:
             for h in handles:
                 h.close()
@@ -448,9 +460,9 @@ def test_event_cwnd_agrees(run, key):
     for r in events:
         t = r.t - steps.t0
         near = [c for te, c in samples if abs(te - t) <= 0.25]
-        lo, hi = min(near), max(near)
-        if not lo - max(3, 0.15 * lo) <= r.cwnd <= hi + max(3, 0.15 * hi):
-            out_of_range.append((round(t, 3), r.cwnd, lo, hi))
+        hi = max(near)
+        if not 1 <= r.cwnd <= hi + max(3, 0.15 * hi):
+            out_of_range.append((round(t, 3), r.cwnd, hi))
         if r.cwnd not in steps.around(t):
             if key.endswith(".bt") and r.cwnd in mid_ack_values(steps, t, prev):
                 mid_ack += 1

@@ -17,17 +17,24 @@ What is checked, per tool:
   tools' stdout is nothing but CSV.
 - cwnd vs iperf3 (tcp_info, snd_cwnd in bytes / MSS 1448, sampled every 0.1 s):
   * per-ACK tools, paired: each iperf3 sample at time t (t >= 1 s, past slow
-    start) against the cwnd values the tool reported within t +- ALIGN (10 ms).
+    start) against the cwnd values in force within t +- ALIGN (10 ms). A record
+    is tcp_probe's, taken before its ACK is processed, so it shows the value in
+    force since the previous ACK; the values in force over an interval are those
+    of its records plus the first record after it.
     iperf3's own t = 0 is not in the trace; t = 0 here is the flow's first ACK
     (of iperf3's 37-byte cookie), and on this testbed iperf3's zero follows it by
     a few ms (the best-fitting offset measured 2-4 ms; the first data ACK came
-    1-13 ms after the cookie's). Vegas here moves cwnd by 1 every ~8 ms, so a
-    point-to-point comparison disagrees by 1 on 15-60% of the samples depending
-    on that offset alone, whereas with the window 99-100% of samples are exactly
-    one of the tool's values. Required: >= 90% exactly, all within 3 packets
-    (the tool reports cwnd before an ACK is processed, iperf3 after; PRR in a
-    recovery moves cwnd by several packets per ACK). The point-to-point figures
-    are printed too.
+    1-13 ms after the cookie's). The window absorbs that offset: point to point
+    (the value in force at t itself) 86-99% of samples matched in five runs per
+    controller, within the window 100%. Required: >= 90% exactly, all within 3 packets
+    (PRR in a recovery moves cwnd by several packets per ACK), except samples
+    taken in a stall, with no ACK at all within t +- ALIGN (the squeeze's RTO
+    waits): there iperf3 reads what the last ACK's processing left, which a
+    timer replaces before the next probe fires, so no per-ACK tool can show it
+    (seen: 2 where the probes on both sides say 1, an RTO between; a CI run
+    had one sample 8 off, its trace not kept). Stalled
+    samples count as inexact toward the 90% and are printed, as are the
+    point-to-point figures.
   * per-ACK tools, medians over the steady part (2 s .. end): the tool's
     time-weighted median (its step function sampled every ms; the per-ACK median
     would weight the times a flow has the larger window, hence more ACKs) against
@@ -41,7 +48,13 @@ What is checked, per tool:
     these events are loss episodes, where an RTO sets cwnd to 1 and PRR can cut
     it to 1-2, and at this path's ~1 ms RTT slow start restores it within a few
     ms, so a 0.1 s sampler can miss the dip entirely (seen: events at cwnd 1-2
-    while every iperf3 sample within 0.25 s was >= 6). And it is the per-ACK tool's cwnd
+    while every iperf3 sample within 0.25 s was >= 6). The other way round, a
+    loss episode can stall the flow, no ACK until the RTO fires, and with no
+    ACK cwnd stays at its last ACK's value (PRR only moves it on ACKs), while
+    iperf3 showed nothing of it (seen: Recovery entered at cwnd 60, 0.26 s with
+    no ACK, the RTO's Loss event at 60, and no iperf3 sample above 32 within
+    0.25 s of it); so the window reaches from the last ACK before the event
+    (the per-ACK tool's record) - 0.25 s. And it is the per-ACK tool's cwnd
     at the ACK just before or just after the event (the same kernel variable:
     events happen while an ACK is processed, or between two ACKs) for >= 90%.
     The bcc tools report the last tcp_probe value by design. The .bt scripts read
@@ -320,7 +333,11 @@ def iperf_cwnd(flow: iperf.FlowResult) -> list[tuple[float, float]]:
 
 
 class Steps:
-    """A per-ACK record stream as a step function of time since the flow's first ACK."""
+    """A per-ACK record stream as a step function of time since the flow's first ACK.
+
+    tcp:tcp_probe fires before an ACK is processed, so a record shows the value
+    in force since the previous ACK was processed: the value in force at t is
+    the first record after t (unless a timer acted in between: stalled())."""
 
     def __init__(self, recs: list[Rec]):
         self.t0 = recs[0].t
@@ -328,14 +345,20 @@ class Steps:
         self.cwnd = [r.cwnd for r in recs]
 
     def at(self, t: float) -> int:
-        """The last value at or before t."""
-        return self.cwnd[max(0, bisect.bisect_right(self.ts, t) - 1)]
+        """The value in force at t: that of the first record after t."""
+        return self.cwnd[min(len(self.cwnd) - 1, bisect.bisect_right(self.ts, t))]
 
     def range(self, t1: float, t2: float) -> tuple[int, int]:
-        """min and max of the values in force at some time in [t1, t2]."""
+        """min and max of the values in force at some time in [t1, t2]: the
+        records from the last at or before t1 to the first after t2."""
         i = max(0, bisect.bisect_right(self.ts, t1) - 1)
-        vals = self.cwnd[i:max(i + 1, bisect.bisect_right(self.ts, t2))]
+        vals = self.cwnd[i:bisect.bisect_right(self.ts, t2) + 1]
         return min(vals), max(vals)
+
+    def stalled(self, t1: float, t2: float) -> bool:
+        """No ACK at all in [t1, t2]: the flow waits for a timer."""
+        i = bisect.bisect_left(self.ts, t1)
+        return i == len(self.ts) or self.ts[i] > t2
 
     def before(self, t: float) -> tuple[float, int]:
         """Time and value of the last record at or before t (the first if none)."""
@@ -430,19 +453,28 @@ def test_cwnd_agrees_with_iperf(run, key):
     samples = [(t, c) for t, c in iperf_cwnd(run.flow_a) if t >= 1.0]
     assert len(samples) >= 50
     point = sorted(abs(steps.at(t) - c) for t, c in samples)
-    dist = []
+    dist, stalls, misses = [], [], []
     for t, c in samples:
         lo, hi = steps.range(t - ALIGN, t + ALIGN)
-        dist.append(max(0, lo - c, c - hi))
-    exact = sum(d == 0 for d in dist) / len(dist)
+        off = max(0, lo - c, c - hi)
+        if off and steps.stalled(t - ALIGN, t + ALIGN):
+            # What the last ACK's processing left, replaced by a timer (RTO,
+            # TLP) before the next probe: no per-ACK tool can show it.
+            stalls.append((round(t, 3), c, lo, hi))
+            continue
+        dist.append(off)
+        if off:
+            misses.append((round(t, 3), c, lo, hi))
+    exact = sum(d == 0 for d in dist) / len(samples)
     tool_med = statistics.median(steps.at(2.0 + i / 1000) for i in range(int((SECONDS - 2) * 1000)))
     iperf_med = statistics.median(c for t, c in samples if t > 2.0)
     print(f"{run.cc} {key}: n={len(samples)}; within +-{ALIGN * 1000:.0f} ms: {exact:.0%} exact, "
-          f"max off {max(dist)}; point-to-point |diff| median {statistics.median(point)}, "
-          f"max {point[-1]}, zero {sum(d == 0 for d in point) / len(point):.0%}; "
-          f"median cwnd tool {tool_med} iperf3 {iperf_med}")
+          f"max off {max(dist)}, in stalls {stalls}; point-to-point |diff| median "
+          f"{statistics.median(point)}, max {point[-1]}, zero "
+          f"{sum(d == 0 for d in point) / len(point):.0%}; median cwnd tool {tool_med} iperf3 {iperf_med}")
     assert exact >= 0.9, f"only {exact:.0%} of iperf3's samples match the tool within {ALIGN} s"
-    assert max(dist) <= 3, f"iperf3 sample {max(dist)} packets off the tool's values"
+    assert max(dist) <= 3, f"iperf3 {max(dist)} packets off the tool's values; (t, iperf3, " \
+        f"tool's min, max): {misses}"
     assert abs(tool_med - iperf_med) <= max(2, 0.1 * iperf_med), (tool_med, iperf_med)
 
 
@@ -459,7 +491,10 @@ def test_event_cwnd_agrees(run, key):
     prev = None
     for r in events:
         t = r.t - steps.t0
-        near = [c for te, c in samples if abs(te - t) <= 0.25]
+        # A stall (no ACK until a timer fires) freezes cwnd at its last ACK's
+        # value: the window reaches back to that ACK (docstring).
+        since = min(t, steps.before(t)[0])
+        near = [c for te, c in samples if since - 0.25 <= te <= t + 0.25]
         hi = max(near)
         if not 1 <= r.cwnd <= hi + max(3, 0.15 * hi):
             out_of_range.append((round(t, 3), r.cwnd, hi))

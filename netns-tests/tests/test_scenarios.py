@@ -105,7 +105,14 @@ def vegas_split_bound(trace_csv: Path, sm: dict) -> float:
     behind the other's slow-start burst, and with a standing queue baseRTT is
     never corrected (seen: 41.6 against 43.5 ms, a factor 1.3 at a 9 ms
     queue). Medians of the second half's rounds stand for rtt_i, and 10%
-    covers their spread (one packet of the ~8 queued)."""
+    covers their spread (one packet of the ~8 queued).
+
+    So that a wrong baseRTT cannot widen the bound, each must lie between
+    the path's propagation RTT and that plus one packet's serialization and
+    the other flow's initial window of 10 ahead of it, plus 1 ms for the
+    stacks and the emulator (calibrated at +0.11-0.14 ms)."""
+    prop_us = sm["bottleneck"]["rtt_ms"] * 1000
+    pkt_us = 1500 * 8 / sm["bottleneck"]["rate_bps"] * 1e6
     t_half = sm["t0_monotonic"] + sm["duration_s"] / 2
     by_flow: dict[str, list[dict]] = {}
     for r in csv.DictReader(open(trace_csv)):
@@ -115,6 +122,7 @@ def vegas_split_bound(trace_csv: Path, sm: dict) -> float:
     views = []
     for rows in by_flow.values():
         base = min(int(r["base_rtt_us"]) for r in rows)
+        assert prop_us <= base <= prop_us + 11 * pkt_us + 1000, (base, prop_us)
         rtt = statistics.median(int(r["rtt_us"]) for r in rows)
         assert rtt > base, "no queue in the second half: the flows never left the Reno fallback"
         views.append(base / (rtt - base))

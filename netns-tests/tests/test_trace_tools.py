@@ -25,14 +25,14 @@ What is checked, per tool:
     (of iperf3's 37-byte cookie), and on this testbed iperf3's zero follows it by
     a few ms (the best-fitting offset measured 2-4 ms; the first data ACK came
     1-13 ms after the cookie's). The window absorbs that offset: point to point
-    (the value in force at t itself) 86-99% of samples matched in five runs per
-    controller, within the window 100%. Required: >= 90% exactly, all within 3 packets
-    (PRR in a recovery moves cwnd by several packets per ACK), except samples
-    taken in a stall, with no ACK at all within t +- ALIGN (the squeeze's RTO
-    waits): there iperf3 reads what the last ACK's processing left, which a
-    timer replaces before the next probe fires, so no per-ACK tool can show it
-    (seen: 2 where the probes on both sides say 1, an RTO between; a CI run
-    had one sample 8 off, its trace not kept). Stalled
+    (the value in force at t itself) 86-99% of samples matched in five runs
+    per controller, within the window 100%. Required: >= 90% exactly, all
+    within 3 packets (PRR in a recovery moves cwnd by several packets per
+    ACK), except samples taken in a stall, with no ACK at all within t +- ALIGN
+    (the squeeze's RTO waits): there iperf3 reads what the last ACK's
+    processing left, which a timer replaces before the next probe fires, so no
+    per-ACK tool can show it (seen: 2 where the probes on both sides say 1, an
+    RTO between; a CI run had one sample 8 off, its trace not kept). Stalled
     samples count as inexact toward the 90% and are printed, as are the
     point-to-point figures.
   * per-ACK tools, medians over the steady part (2 s .. end): the tool's
@@ -469,7 +469,7 @@ def test_cwnd_agrees_with_iperf(run, key):
     tool_med = statistics.median(steps.at(2.0 + i / 1000) for i in range(int((SECONDS - 2) * 1000)))
     iperf_med = statistics.median(c for t, c in samples if t > 2.0)
     print(f"{run.cc} {key}: n={len(samples)}; within +-{ALIGN * 1000:.0f} ms: {exact:.0%} exact, "
-          f"max off {max(dist)}, in stalls {stalls}; point-to-point |diff| median "
+          f"max off {max(dist, default=0)}, in stalls {stalls}; point-to-point |diff| median "
           f"{statistics.median(point)}, max {point[-1]}, zero "
           f"{sum(d == 0 for d in point) / len(point):.0%}; median cwnd tool {tool_med} iperf3 {iperf_med}")
     assert exact >= 0.9, f"only {exact:.0%} of iperf3's samples match the tool within {ALIGN} s"

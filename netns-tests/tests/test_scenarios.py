@@ -6,7 +6,6 @@ are for `make results` and its reports, never asserted here.
 """
 from __future__ import annotations
 
-import csv
 import os
 import signal
 import statistics
@@ -21,6 +20,7 @@ from conftest import ROOT, available_cc
 from testbed import runner
 from testbed.netns import owned_namespaces
 from testbed.scenario import Scenario
+from vegaskit.plots import read_csv
 
 pytestmark = pytest.mark.kernel
 
@@ -34,11 +34,6 @@ def run_ci(name: str, tmp_path: Path) -> dict[str, dict]:
         run = s.run(run_name, "ci")
         out[run_name] = runner.execute(run, tmp_path / run_name)
     return out
-
-
-def flows_csv(path: Path) -> list[dict]:
-    with open(path) as f:
-        return list(csv.DictReader(f))
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +110,7 @@ def vegas_split_bound(trace_csv: Path, sm: dict) -> float:
     pkt_us = 1500 * 8 / sm["bottleneck"]["rate_bps"] * 1e6
     t_half = sm["t0_monotonic"] + sm["duration_s"] / 2
     by_flow: dict[str, list[dict]] = {}
-    for r in csv.DictReader(open(trace_csv)):
+    for r in read_csv(trace_csv):
         if r["type"] == "decision" and float(r["time_s"]) >= t_half:
             by_flow.setdefault(r["sport"], []).append(r)
     assert len(by_flow) == 2, sorted(by_flow)
@@ -167,13 +162,13 @@ def test_single_vegas_flow_no_loss_small_queue(results):
     sm = summaries["vegas"]
     assert sm["queue_mean_pkts"] <= 4 + 2, sm["queue_mean_pkts"]
     assert sm["utilisation"] >= 0.9
-    trace = [r for r in csv.DictReader(open(base / "vegas" / "trace.csv")) if r["type"] == "decision"]
+    trace = [r for r in read_csv(base / "vegas" / "trace.csv") if r["type"] == "decision"]
     ends = [i for i, r in enumerate(trace)
             if r["rule"] == "ss_exit" or int(r["ssthresh"]) < 2**31 - 1]
     assert ends, "never left slow start"
     end = ends[0]
     ca_from = float(trace[end]["time_s"]) - sm["t0_monotonic"] + 2 * 0.045
-    rows = flows_csv(base / "vegas" / "flows.csv")
+    rows = read_csv(base / "vegas" / "flows.csv")
     late = [r for r in rows if float(r["t0_s"]) >= ca_from and r["retransmits"]]
     assert late and sum(int(r["retransmits"]) for r in late) == 0, late
     again = [r["time_s"] for r in trace[end + 1:] if r["rule"] in ("ss_grow", "ss_exit")]
@@ -191,7 +186,7 @@ def test_rerouting_shows_in_the_rtt_series(results):
     t_change = s.run("vegas", "ci").schedule[0].at
     for run_name, sm in summaries.items():
         rounds = [(float(r["time_s"]) - sm["t0_monotonic"], int(r["rtt_us"]))
-                  for r in csv.DictReader(open(base / run_name / "trace.csv"))
+                  for r in read_csv(base / run_name / "trace.csv")
                   if r["type"] == "decision" and r["rule"] != "reno"]
         before = [rtt for t, rtt in rounds if t < t_change]
         after = [rtt for t, rtt in rounds if t >= t_change + 1]

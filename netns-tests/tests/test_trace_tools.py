@@ -333,9 +333,11 @@ def run(request, tmp_path_factory) -> Run:
 
 # ---------------------------------------------------------------- helpers
 
-def iperf_cwnd(flow: iperf.FlowResult) -> list[tuple[float, float]]:
-    """(interval end s, snd_cwnd in packets) from iperf3's tcp_info samples."""
-    return [(iv["end"], iv["snd_cwnd"] / MSS) for iv in flow.intervals]
+def iperf_cwnd(flow: iperf.FlowResult) -> list[tuple[float, float, float]]:
+    """(interval end s, snd_cwnd in packets, srtt s) from iperf3's tcp_info
+    samples; an srtt of 0 (none yet) is infinite."""
+    return [(iv["end"], iv["snd_cwnd"] / MSS, iv["rtt_us"] / 1e6 or math.inf)
+            for iv in flow.intervals]
 
 
 class Steps:
@@ -456,7 +458,7 @@ def test_time_columns(run):
 @pytest.mark.parametrize("key", CWND_TOOLS)
 def test_cwnd_agrees_with_iperf(run, key):
     steps = Steps(data_flow(records(run, key)))
-    samples = [(t, c) for t, c in iperf_cwnd(run.flow_a) if t >= 1.0]
+    samples = [(t, c) for t, c, _ in iperf_cwnd(run.flow_a) if t >= 1.0]
     assert len(samples) >= 50
     point = sorted(abs(steps.at(t) - c) for t, c in samples)
     dist, stalls, misses = [], [], []
@@ -488,8 +490,7 @@ def test_cwnd_agrees_with_iperf(run, key):
 def test_event_cwnd_agrees(run, key):
     twin = "tcpcwnd.bt" if key.endswith(".bt") else "tcpcwnd.py"
     steps = Steps(data_flow(records(run, twin)))
-    samples = [(iv["end"], iv["snd_cwnd"] / MSS, iv["rtt_us"] / 1e6 or math.inf)
-               for iv in run.flow_a.intervals]
+    samples = iperf_cwnd(run.flow_a)
     # past slow start, and while iperf3 samples on both sides of the event exist
     events = [r for r in data_flow(records(run, key))
               if r.cwnd is not None and 1.0 <= r.t - steps.t0 <= SECONDS - 0.25]

@@ -11,7 +11,7 @@ PY	:= $(VENV)/bin/python
 PYTEST_ARGS ?=
 
 VARIANTS	:= bpf_vegas bpf_vegas_a bpf_pipe bpf_vegas_fr
-HELPERS		:= vk_flows_iter vk_swap_iter
+HELPERS		:= vk_flows_iter vk_swap_iter vk_probe
 BPF_HDRS	:= $(wildcard bpf/*.h)
 BPF_OBJS	:= $(VARIANTS:%=$(BUILD)/%.bpf.o) $(HELPERS:%=$(BUILD)/%.bpf.o)
 LOADER_SRCS	:= $(wildcard loader/*.c)

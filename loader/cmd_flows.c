@@ -2,7 +2,7 @@
 /*
  * vegasctl flows: live connections on vegaskit controllers and their internals
  * (baseRTT, RTT, diff, alpha, beta, cwnd, decision counters), read from the
- * shared vk_flows sk_storage by the bpf_sk_storage_map iterator.
+ * shared vk_flows sk_storage by one of the two walks of vk_flows_iter.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "vk_cmds.h"
 #include "vk_embed.h"
 #include "vk_format.h"
+#include "vk_netns.h"
 #include "vk_params.h"
 #include "vk_registry.h"
 
@@ -62,73 +63,158 @@ static void print_rec(const struct vk_flow_rec *r, bool json, bool first)
 	       (unsigned long long)f->rule_count[VK_RULE_RENO]);
 }
 
-/* Run the iterator once and print every matching record. */
-static int dump(const struct vk_filter *flt, bool all, bool json)
+/* What one `flows` run prints, whichever walk produced the records. */
+struct dump {
+	const struct vk_filter *flt;
+	bool all, json;
+	char (*names)[VK_NAME_MAX];	/* our instances */
+	int nnames, shown;
+	struct bpf_link *link;
+	char *err;
+};
+
+/* Print every matching record of one iterator instance. */
+static int print_iter(struct dump *d, int link_fd)
 {
-	static char names[MAX_INSTANCES][VK_NAME_MAX];
-	struct bpf_object *obj;
-	struct bpf_link *link = NULL;
+	int fd = bpf_iter_create(link_fd);
 	struct vk_flow_rec rec;
-	char err[VK_ERR_MAX];
-	int iter_fd = -1, n, shown = 0, ret = 1;
 	ssize_t got;
 
-	n = vk_instance_names(names, MAX_INSTANCES);
+	if (fd < 0) {
+		snprintf(d->err, VK_ERR_MAX, "cannot start the flows iterator: %s", strerror(errno));
+		return -1;
+	}
+	while ((got = read(fd, &rec, sizeof(rec))) == sizeof(rec)) {
+		if (!vk_filter_match(d->flt, &rec.id) || (!d->all && !ours(rec.id.ca, d->names, d->nnames)))
+			continue;
+		print_rec(&rec, d->json, d->shown++ == 0);
+	}
+	if (got < 0)
+		snprintf(d->err, VK_ERR_MAX, "reading the flows iterator: %s", strerror(errno));
+	close(fd);
+	return got < 0 ? -1 : 0;
+}
+
+/* Open the flows object with only program `prog` to be loaded, and load it. */
+static struct bpf_object *load_walk(const char *prog, const char *feature, char *err)
+{
+	struct bpf_object *obj;
+	struct bpf_program *p;
+
+	if (vk_refused(feature)) {
+		snprintf(err, VK_ERR_MAX, "%s", strerror(EPERM));
+		return NULL;
+	}
 	obj = vk_open_embedded("vk_flows_iter", vk_flows_iter_elf_bytes, err);
 	if (!obj)
-		return vk_die(err);
+		return NULL;
+	bpf_object__for_each_program(p, obj)
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
 	if (bpf_object__load(obj)) {
-		snprintf(err, sizeof(err), "cannot load the flows iterator: %s", strerror(errno));
-		vk_die(err);
-		goto out;
+		snprintf(err, VK_ERR_MAX, "%s", strerror(errno));
+		bpf_object__close(obj);
+		return NULL;
 	}
-	{
-		union bpf_iter_link_info info = {};
-		LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info,
-			    .link_info_len = sizeof(info));
+	return obj;
+}
 
-		info.map.map_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "vk_flows"));
-		link = bpf_program__attach_iter(bpf_object__find_program_by_name(obj, "vk_dump_flows"),
-						&opts);
+/* One pass over the shared sk_storage map: every namespace at once. */
+static int walk_storage(struct dump *d, struct bpf_object *obj)
+{
+	union bpf_iter_link_info info = {};
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
+
+	info.map.map_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "vk_flows"));
+	d->link = bpf_program__attach_iter(bpf_object__find_program_by_name(obj, "vk_dump_flows"),
+					   &opts);
+	if (!d->link) {
+		snprintf(d->err, VK_ERR_MAX, "cannot attach the flows iterator: %s", strerror(errno));
+		return -1;
 	}
-	iter_fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
-	if (iter_fd < 0) {
-		snprintf(err, sizeof(err), "cannot start the flows iterator: %s", strerror(errno));
-		vk_die(err);
-		goto out;
+	return print_iter(d, bpf_link__fd(d->link));
+}
+
+/* iter/tcp sees the namespace it is started in: start one per namespace. */
+static int walk_one_netns(__u32 inum, void *arg)
+{
+	struct dump *d = arg;
+
+	if (d->flt->netns && d->flt->netns != inum)
+		return 0;
+	return print_iter(d, bpf_link__fd(d->link));
+}
+
+static int walk_tcp(struct dump *d, struct bpf_object *obj)
+{
+	d->link = bpf_program__attach_iter(bpf_object__find_program_by_name(obj, "vk_dump_flows_tcp"),
+					   NULL);
+	if (!d->link) {
+		snprintf(d->err, VK_ERR_MAX, "cannot attach the flows iterator: %s", strerror(errno));
+		return -1;
 	}
-	if (json)
+	return vk_netns_each(walk_one_netns, d, d->err) ? -1 : 0;
+}
+
+static const struct walk {
+	const char *via, *prog, *feature;	/* feature: its `vegasctl features` key */
+	int (*run)(struct dump *d, struct bpf_object *obj);
+} walks[] = {
+	{ "sk_storage", "vk_dump_flows", "iter_sk_storage_map", walk_storage },
+	{ "tcp", "vk_dump_flows_tcp", "iter_tcp_sk_storage", walk_tcp },
+};
+
+/*
+ * Load the first walk the kernel accepts (only `via` if given), then print.
+ * The single-pass sk_storage walk comes first: it also sees connections in a
+ * namespace that no task or mount holds any more (docs/DESIGN.md §10).
+ */
+static int dump(struct dump *d, const char *via)
+{
+	struct bpf_object *obj = NULL;
+	const struct walk *w = NULL;
+	char why[2][VK_ERR_MAX] = { "", "" };
+	int ret;
+
+	for (size_t i = 0; i < sizeof(walks) / sizeof(walks[0]) && !obj; i++) {
+		if (via && strcmp(via, walks[i].via))
+			continue;
+		w = &walks[i];
+		obj = load_walk(w->prog, w->feature, why[i]);
+		if (!obj && vk_verbose)
+			fprintf(stderr, "vegasctl: flows: the kernel refused the %s walk: %s\n",
+				w->via, why[i]);
+	}
+	if (!obj) {
+		if (via)
+			snprintf(d->err, VK_ERR_MAX, "this kernel refuses the %s walk of flows: %s",
+				 via, why[w - walks]);
+		else
+			snprintf(d->err, VK_ERR_MAX, "cannot list flows: this kernel refuses both the sk_storage walk (%.60s) and the per-namespace TCP walk (%.60s)",
+				 why[0], why[1]);
+		return vk_die(d->err);
+	}
+	if (d->json)
 		printf("[");
 	else
 		printf("%-10s %-21s %-21s %-13s %6s %9s %8s %6s %5s %5s %9s %6s %6s %6s %6s\n", "NETNS",
 		       "LOCAL", "REMOTE", "CC", "CWND", "BASE_RTT", "RTT", "DIFF", "ALPHA", "BETA",
 		       "DECISIONS", "INC", "DEC", "HOLD", "RENO");
-	while ((got = read(iter_fd, &rec, sizeof(rec))) == sizeof(rec)) {
-		if (!vk_filter_match(flt, &rec.id) || (!all && !ours(rec.id.ca, names, n)))
-			continue;
-		print_rec(&rec, json, shown++ == 0);
-	}
-	if (json)
+	ret = w->run(d, obj);
+	if (d->json)
 		printf("]\n");
-	if (got < 0) {
-		snprintf(err, sizeof(err), "reading the flows iterator: %s", strerror(errno));
-		vk_die(err);
-		goto out;
-	}
-	ret = 0;
-out:
-	if (iter_fd >= 0)
-		close(iter_fd);
-	bpf_link__destroy(link);
+	fflush(stdout);
+	bpf_link__destroy(d->link);
 	bpf_object__close(obj);
-	return ret;
+	return ret ? vk_die(d->err) : 0;
 }
 
 int vk_cmd_flows(int argc, char **argv, bool json)
 {
+	static char names[MAX_INSTANCES][VK_NAME_MAX];
 	struct vk_filter flt;
 	char err[VK_ERR_MAX];
-	bool all = false;
+	const char *via = NULL;
+	struct dump d = { .flt = &flt, .json = json, .names = names, .err = err };
 
 	vk_filter_init(&flt);
 	for (int i = 0; i < argc; i++) {
@@ -139,7 +225,15 @@ int vk_cmd_flows(int argc, char **argv, bool json)
 		if (r > 0)
 			continue;
 		if (!strcmp(argv[i], "--all")) {
-			all = true;
+			d.all = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--via") && i + 1 < argc) {
+			via = argv[++i];
+			if (strcmp(via, "sk_storage") && strcmp(via, "tcp")) {
+				snprintf(err, sizeof(err), "flows: --via takes sk_storage or tcp, not '%s'", via);
+				return vk_usage_error(err);
+			}
 			continue;
 		}
 		snprintf(err, sizeof(err), "flows: unknown option '%s'", argv[i]);
@@ -151,5 +245,6 @@ int vk_cmd_flows(int argc, char **argv, bool json)
 		printf(json ? "[]\n" : "no vegaskit controller is loaded\n");
 		return 0;
 	}
-	return dump(&flt, all, json);
+	d.nnames = vk_instance_names(names, MAX_INSTANCES);
+	return dump(&d, via);
 }

@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +19,7 @@
 #include "vk_cmds.h"
 #include "vk_embed.h"
 #include "vk_format.h"
+#include "vk_netns.h"
 #include "vk_params.h"
 #include "vk_registry.h"
 
@@ -57,27 +57,6 @@ static int write_default(const char *name)
 	w = write(fd, name, strlen(name));
 	close(fd);
 	return w == (ssize_t)strlen(name) ? 0 : -1;
-}
-
-static int enter_netns(const char *name, char *err)
-{
-	char path[300];
-	int fd;
-
-	if (strchr(name, '/')) {
-		snprintf(err, VK_ERR_MAX, "bad namespace name '%s'", name);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "/var/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		snprintf(err, VK_ERR_MAX, "cannot enter network namespace '%s': %s", name, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
 }
 
 static double now_ms(void)
@@ -206,7 +185,7 @@ int vk_cmd_swap(int argc, char **argv, bool json)
 			 target);
 		return vk_die(err);
 	}
-	if (netns && enter_netns(netns, err))
+	if (netns && vk_netns_enter_named(netns, err))
 		return vk_die(err);
 	if (read_default(prev, sizeof(prev)))
 		return vk_die("cannot read " DEFAULT_CC);

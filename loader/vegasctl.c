@@ -27,7 +27,8 @@ static const char usage[] =
 "  unload NAME                         unregister it and remove its pins\n"
 "  set NAME KEY=VALUE...               retune a loaded controller live\n"
 "  show NAME [--json]                  parameters and state of one instance\n"
-"  flows [FILTER]... [--all] [--json]  live connections on our controllers: baseRTT, RTT,\n"
+"  flows [FILTER]... [--all] [--via sk_storage|tcp] [--json]\n"
+"                                      live connections on our controllers: baseRTT, RTT,\n"
 "                                      diff, alpha, beta, cwnd, decision counters\n"
 "  trace [FILTER]... [--decisions | --acks] [--duration S] [--count N] [--json]\n"
 "                                      stream per-ACK and per-RTT records (CSV by default)\n"
@@ -35,6 +36,7 @@ static const char usage[] =
 "       [--default-only | --established-only] [--json]\n"
 "                                      make CC the default and move established\n"
 "                                      connections onto it; swap back to roll back\n"
+"  features [--json]                   which kernel features vegaskit uses are here\n"
 "FILTER: -L/--lport P  -R/--rport P  --port P  --addr A  --netns NAME|INODE  --controller NAME\n";
 
 static bool json;
@@ -344,6 +346,8 @@ int main(int argc, char **argv)
 		return vk_cmd_trace(argc, argv, json);
 	if (!strcmp(cmd, "swap"))
 		return vk_cmd_swap(argc, argv, json);
+	if (!strcmp(cmd, "features"))
+		return vk_cmd_features(argc, argv, json);
 	fprintf(stderr, "vegasctl: unknown command '%s' (see: vegasctl --help)\n", cmd);
 	return 2;
 }

@@ -8,6 +8,7 @@
 int vk_cmd_flows(int argc, char **argv, bool json);
 int vk_cmd_trace(int argc, char **argv, bool json);
 int vk_cmd_swap(int argc, char **argv, bool json);
+int vk_cmd_features(int argc, char **argv, bool json);
 
 /* One line "vegasctl: msg" on stderr; returns 1 (usage errors: 2). */
 int vk_die(const char *msg);

@@ -34,6 +34,18 @@ void vk_crash_point(const char *point)
 		raise(SIGKILL);
 }
 
+/*
+ * For the fallback tests: VEGASCTL_REFUSE=FEATURE makes vegasctl act as if
+ * the kernel had refused FEATURE (a `vegasctl features` key) with EPERM, so a
+ * fallback is exercised on kernels that do not need it.
+ */
+bool vk_refused(const char *feature)
+{
+	const char *r = getenv("VEGASCTL_REFUSE");
+
+	return r && !strcmp(r, feature);
+}
+
 /* Maps every controller shares, pinned by name (LIBBPF_PIN_BY_NAME). */
 static const char *const vk_shared_pins[] = {
 	VK_PIN_FLOWS, VK_PIN_EVENTS, VK_PIN_TRACE_LOST,

@@ -36,6 +36,7 @@ struct vk_instance {
 
 extern bool vk_verbose;
 void vk_crash_point(const char *point);
+bool vk_refused(const char *feature);
 struct bpf_object;
 
 /* Open (not load) an embedded object with the shared pins as its pin root. */

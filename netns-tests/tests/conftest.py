@@ -30,13 +30,14 @@ def available_cc() -> list[str]:
 
 
 def vegasctl(*args: str, check: bool = True, user: int | None = None,
-             wrap: list[str] | None = None) -> subprocess.CompletedProcess:
+             wrap: list[str] | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     argv = [str(VEGASCTL), *args]
     if user is not None:
         argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
     if wrap:
         argv = [*wrap, *argv]
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                       env={**os.environ, **env} if env else None)
     if check and r.returncode != 0:
         raise AssertionError(f"vegasctl {' '.join(args)} failed ({r.returncode}): {r.stderr}")
     return r
@@ -127,3 +128,25 @@ def no_leaks(request):
 @pytest.fixture(scope="session", autouse=True)
 def built():
     assert VEGASCTL.exists(), "build first: make"
+
+
+@pytest.fixture(scope="session")
+def kernel_features(built) -> dict[str, bool]:
+    """What `vegasctl features` finds in the running kernel (probed, not assumed)."""
+    return vegasctl_json("features")["features"]
+
+
+@pytest.fixture(autouse=True)
+def needs_kernel(request):
+    """@pytest.mark.needs_kernel("feature", ...): skip, naming what is missing,
+    when the running kernel lacks a feature. Only for kernel features: what
+    vegaskit itself provides is never a reason to skip."""
+    marker = request.node.get_closest_marker("needs_kernel")
+    if marker is None:
+        return
+    have = request.getfixturevalue("kernel_features")
+    unknown = [f for f in marker.args if f not in have]
+    assert not unknown, f"needs_kernel names features vegasctl does not probe: {unknown}"
+    missing = [f for f in marker.args if not have[f]]
+    if missing:
+        pytest.skip(f"this kernel lacks {', '.join(missing)} (see: vegasctl features)")

@@ -14,7 +14,7 @@ from testbed import runner
 from testbed.scenario import Scenario
 from testbed.vtrace import parse_csv
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.needs_kernel("ringbuf")]
 
 
 def one_flow(cc: str, seconds: float, rate: str = "10M", rtt_ms: int = 40, buffer: int = 50,

@@ -49,6 +49,7 @@ def test_killed_during_unload():
     assert not PIN_ROOT.exists()
 
 
+@pytest.mark.needs_kernel("link_update")
 def test_killed_during_replace_rolls_forward():
     with loaded("vegas", "--name", NAME):
         crash("replace:updated", "load", "vegas", "--name", NAME, "--replace", "alpha=7", "beta=9")
@@ -60,6 +61,7 @@ def test_killed_during_replace_rolls_forward():
         assert instance(NAME)["params"]["alpha"] == 8
 
 
+@pytest.mark.needs_kernel("iter_setsockopt")
 def test_killed_during_swap_then_rerun_completes():
     with loaded("vegas", "--name", NAME, "--unrestricted"), Lab() as lab:
         ns = lab.netns("s")

@@ -74,6 +74,7 @@ def check_complete(server_report: Path, client_report: Path, conns: int) -> None
         assert s["bytes"] == c["bytes"] > 0, (cid, s, c)
 
 
+@pytest.mark.needs_kernel("iter_setsockopt")
 def test_swap_chain_under_load_200_connections(allow_cubic, tmp_path):
     conns, seconds = 200, 24
     chain = ["bpf_vegas", "bpf_vegas_a", "reno", "cubic"]
@@ -110,6 +111,7 @@ def flows_on(port: int) -> list[dict]:
     return [f for f in vegasctl_json("flows") if f["dport"] == port]
 
 
+@pytest.mark.needs_kernel("link_update")
 def test_in_place_upgrade_new_connections_get_new_parameters():
     with loaded("vegas", "--name", "vk_up") as name, Lab() as lab:
         path = bottleneck_path(lab, 20_000_000, 100)
@@ -131,6 +133,7 @@ def test_in_place_upgrade_new_connections_get_new_parameters():
     assert all(f["ca"] == name for f in old_flows + new_flows)
 
 
+@pytest.mark.needs_kernel("iter_setsockopt")
 @pytest.mark.parametrize("keep", [1, 0])
 def test_base_rtt_survives_a_swap_under_a_standing_queue(keep, tmp_path):
     """A Vegas flow with alpha=20, beta=24 on a 10 Mbit/s, 40 ms path learns

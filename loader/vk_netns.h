@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Network namespaces: entering one by name, and visiting every one that a
+ * task or an nsfs mount holds (for walks that, like iter/tcp, see only the
+ * namespace of the task that starts them).
+ */
+#ifndef VK_NETNS_H
+#define VK_NETNS_H
+
+#include <linux/types.h>
+
+/* Enter the namespace `ip netns` calls NAME (/var/run/netns/NAME). */
+int vk_netns_enter_named(const char *name, char *err);
+
+/*
+ * Call fn once per distinct network namespace, from inside it; return to the
+ * caller's namespace after each call and at the end. A namespace no task and
+ * no mount holds (only sockets keep it alive) cannot be entered and is not
+ * visited. fn returns 0 to go on, non-zero to stop (and that is returned).
+ */
+typedef int (*vk_netns_fn)(__u32 inum, void *arg);
+int vk_netns_each(vk_netns_fn fn, void *arg, char *err);
+
+#endif

@@ -1,0 +1,130 @@
+"""vegasctl flows: live connections on our controllers, from per-socket storage.
+
+Two walks read that storage: one pass over the sk_storage map (every namespace
+at once), which some kernels refuse with EPERM, and an iter/tcp walk started
+once per network namespace. `flows` uses the first the kernel accepts; both
+must list the same connections, so a host that refuses the first loses nothing
+(docs/DESIGN.md §10).
+
+The traffic: a forward flow whose sender is in the sender namespace and a
+reverse one (iperf3 -R) whose sender is in the receiver namespace, both on one
+of our controllers: connections in two namespaces.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from conftest import loaded, vegasctl, vegasctl_json
+from testbed import iperf
+from testbed.netns import Lab
+from testbed.path import RECEIVER_ADDR, SENDER_ADDR, bottleneck_path
+
+pytestmark = pytest.mark.kernel
+
+WALKS = {"sk_storage": "iter_sk_storage_map", "tcp": "iter_tcp_sk_storage"}
+# vegasctl acts as if the kernel refused this feature with EPERM (loader/vk_registry.c)
+REFUSE_SK = {"VEGASCTL_REFUSE": "iter_sk_storage_map"}
+
+
+def ident(flows: list[dict]) -> set[tuple]:
+    return {(f["netns"], f["saddr"], f["sport"], f["daddr"], f["dport"], f["ca"]) for f in flows}
+
+
+def netns_inode(name: str) -> int:
+    return os.stat(f"/var/run/netns/{name}").st_ino
+
+
+@pytest.fixture(scope="module")
+def snapshots(kernel_features):
+    """Every walk the kernel accepts, plus the default and a --netns filter,
+    taken while the same connections are live (the ones that are in every
+    snapshot; a connection whose first decision falls between two snapshots
+    would differ for a reason that is not the walk's)."""
+    walks = [v for v, feat in WALKS.items() if kernel_features[feat]]
+    with loaded("vegas", "--name", "vk_flows") as cc, Lab() as lab:
+        path = bottleneck_path(lab, 20_000_000, 100)
+        iperf.server(lab, path.receiver, 5201)
+        iperf.server(lab, path.receiver, 5202)
+        fwd = iperf.client(lab, path.sender, RECEIVER_ADDR, 5201, cc, 6)
+        rev = lab.spawn(path.sender, ["iperf3", "-c", RECEIVER_ADDR, "-p", "5202", "-C", cc,
+                                      "-t", "6", "-R"])
+        for _ in range(30):                     # both data connections deciding
+            time.sleep(0.2)
+            now = vegasctl_json("flows")
+            if any(f["dport"] == 5201 for f in now) and any(f["sport"] == 5202 for f in now):
+                break
+        for _ in range(5):                      # a stable set across all snapshots
+            snap = {via: ident(vegasctl_json("flows", "--via", via)) for via in walks}
+            snap["auto"] = ident(vegasctl_json("flows"))
+            # as on a kernel that refuses the single-pass walk
+            snap["refused"] = ident(json.loads(vegasctl("flows", "--json", env=REFUSE_SK).stdout))
+            snap["refused_via"] = vegasctl("flows", "--via", "sk_storage", check=False,
+                                           env=REFUSE_SK)
+            snap["auto_again"] = ident(vegasctl_json("flows"))
+            if snap["auto"] == snap["auto_again"]:
+                break
+        snap["receiver_only"] = ident(vegasctl_json("flows", "--via", "tcp", "--netns",
+                                                    path.receiver.name)) \
+            if "tcp" in walks else None
+        inodes = {"sender": netns_inode(path.sender.name),
+                  "receiver": netns_inode(path.receiver.name)}
+        iperf.wait(fwd, cc, 30)
+        rev.wait(timeout=30)
+        assert rev.returncode == 0
+    return snap, inodes, cc
+
+
+@pytest.mark.needs_kernel("iter_tcp_sk_storage")
+def test_per_namespace_walk_sees_every_namespace(snapshots):
+    snap, inodes, cc = snapshots
+    tcp = snap["tcp"]
+    data_senders = {(n, sa) for n, sa, sp, da, dp, c in tcp if c == cc and (dp == 5201 or sp == 5202)}
+    assert (inodes["sender"], SENDER_ADDR) in data_senders, tcp
+    assert (inodes["receiver"], RECEIVER_ADDR) in data_senders, tcp
+    assert tcp == snap["auto"], "the default walk and the per-namespace walk disagree"
+    assert snap["receiver_only"] == {f for f in tcp if f[0] == inodes["receiver"]}
+    assert snap["receiver_only"]
+
+
+@pytest.mark.needs_kernel("iter_tcp_sk_storage")
+def test_a_refused_single_pass_walk_falls_back_to_the_per_namespace_walk(snapshots):
+    """What a kernel that refuses iter/bpf_sk_storage_map does to `flows`:
+    nothing a user can see, unless they ask for that walk by name."""
+    snap, _, _ = snapshots
+    assert snap["refused"] == snap["auto"] and snap["refused"]
+    r = snap["refused_via"]
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == "vegasctl: this kernel refuses the sk_storage walk of flows: Operation not permitted\n"
+
+
+@pytest.mark.needs_kernel("iter_sk_storage_map", "iter_tcp_sk_storage")
+def test_both_walks_list_the_same_connections(snapshots):
+    snap, _, _ = snapshots
+    assert snap["sk_storage"], "no connection listed"
+    assert snap["sk_storage"] == snap["tcp"]
+    assert snap["sk_storage"] == snap["auto"]
+
+
+def test_via_names_a_walk():
+    r = vegasctl("flows", "--via", "netlink", check=False)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == ("vegasctl: flows: --via takes sk_storage or tcp, not 'netlink' "
+                                "(see: vegasctl --help)")
+
+
+def test_features_reports_every_probe_as_a_boolean():
+    """Each probe answers yes or no; the ones this project cannot run without
+    on any kernel it supports must say yes here, or the suite could not run."""
+    feats = vegasctl_json("features")
+    assert feats["kernel"] == os.uname().release
+    assert set(feats["features"]) >= set(WALKS.values()) | {"struct_ops", "btf", "iter_tcp"}
+    assert all(isinstance(v, bool) for v in feats["features"].values())
+    assert feats["features"]["struct_ops"] and feats["features"]["btf"]
+    text = vegasctl("features").stdout.splitlines()
+    assert len(text) == 2 + len(feats["features"])
+    refused = json.loads(vegasctl("features", "--json", env=REFUSE_SK).stdout)["features"]
+    assert refused == {**feats["features"], "iter_sk_storage_map": False}

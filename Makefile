@@ -10,7 +10,7 @@ VENV	:= .venv
 PY	:= $(VENV)/bin/python
 PYTEST_ARGS ?=
 
-VARIANTS	:= bpf_vegas bpf_vegas_a bpf_pipe bpf_vegas_fr
+VARIANTS	:= $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/bpf_*.bpf.c))
 HELPERS		:= vk_flows_iter vk_swap_iter vk_probe
 BPF_HDRS	:= $(wildcard bpf/*.h)
 BPF_OBJS	:= $(VARIANTS:%=$(BUILD)/%.bpf.o) $(HELPERS:%=$(BUILD)/%.bpf.o)

@@ -18,29 +18,67 @@
 #define VK_PARAMS_MAGIC		0x564b5031u	/* "VKP1": layout version 1 */
 #define VK_NAME_MAX		16		/* TCP_CA_NAME_MAX, with the NUL */
 
+/*
+ * The lists below are the one place each set of names is written. C expands
+ * them with an X macro; the build generates the Python constants from these
+ * lines (tools/gen_intf.py), so keep one X(...) per line.
+ *
+ * Variants: id, vegasctl's name (the BPF object is bpf/bpf_NAME.bpf.c and the
+ * default controller name bpf_NAME), and where its rule comes from
+ * (docs/references.md).
+ */
+#define VK_VARIANTS(X)								\
+	X(VK_VEGAS,	vegas,		"Brakmo/Peterson as in Linux tcp_vegas.c")	\
+	X(VK_VEGAS_A,	vegas_a,	"Vegas-A (Srijith, Jacob, Ananda), section IV")\
+	X(VK_PIPE,	pipe,		"TCP PIPE (Seshadri, Penchalaiah), section IV")\
+	X(VK_VEGAS_FR,	vegas_fr,	"byte-based proportional Vegas (Improving the Fairness ... of TCP-Vegas)")
+
+#define VK_ENUM_ID(id, ...) id,
 enum vk_variant {
-	VK_VEGAS	= 0,	/* Brakmo/Peterson as in Linux tcp_vegas.c */
-	VK_VEGAS_A	= 1,	/* seed 000, section IV */
-	VK_PIPE		= 2,	/* seed 002, section IV */
-	VK_VEGAS_FR	= 3,	/* seed 004 */
+	VK_VARIANTS(VK_ENUM_ID)
 	VK_NR_VARIANTS,
 };
 
 /* Which rule of a per-RTT decision fired (trace records, counters, tests). */
+#define VK_RULES(X)								\
+	X(VK_RULE_NONE,		none,		"not a decision point")		\
+	X(VK_RULE_RENO,		reno,		"<= 2 RTT samples in the last RTT: Reno growth") \
+	X(VK_RULE_SS_GROW,	ss_grow,	"slow start, diff <= gamma: keep growing") \
+	X(VK_RULE_SS_FREEZE,	ss_freeze,	"slow start, the RTT without growth (ss_every_other_rtt)") \
+	X(VK_RULE_SS_EXIT,	ss_exit,	"slow start, diff > gamma: cwnd <= target+1, leave") \
+	X(VK_RULE_INC,		inc,		"cwnd + 1")			\
+	X(VK_RULE_DEC,		dec,		"cwnd - 1")			\
+	X(VK_RULE_HOLD,		hold,		"cwnd unchanged")		\
+	X(VK_RULE_INC_ADAPT,	inc_adapt,	"vegas_a/pipe: cwnd+1, alpha+1, beta+1") \
+	X(VK_RULE_DEC_ADAPT,	dec_adapt,	"vegas_a/pipe: cwnd-1, alpha-1, beta-1") \
+	X(VK_RULE_PROP,		prop,		"vegas_fr: proportional step k*(R-Q)/mss")
+
 enum vk_rule {
-	VK_RULE_NONE = 0,	/* not a decision point */
-	VK_RULE_RENO,		/* <= 2 RTT samples in the last RTT: Reno growth */
-	VK_RULE_SS_GROW,	/* slow start, diff <= gamma: keep growing */
-	VK_RULE_SS_FREEZE,	/* slow start, the RTT without growth (ss_every_other_rtt) */
-	VK_RULE_SS_EXIT,	/* slow start, diff > gamma: cwnd <= target+1, leave */
-	VK_RULE_INC,		/* cwnd + 1 */
-	VK_RULE_DEC,		/* cwnd - 1 */
-	VK_RULE_HOLD,		/* cwnd unchanged */
-	VK_RULE_INC_ADAPT,	/* vegas_a/pipe: cwnd+1, alpha+1, beta+1 */
-	VK_RULE_DEC_ADAPT,	/* vegas_a/pipe: cwnd-1, alpha-1, beta-1 */
-	VK_RULE_PROP,		/* vegas_fr: proportional step k*(R-Q)/mss */
+	VK_RULES(VK_ENUM_ID)
 	VK_NR_RULES,
 };
+
+/* The kernel's congestion states (enum tcp_ca_state), by value, as we print them. */
+#define VK_CA_STATES(X)								\
+	X(VK_CA_OPEN,		open,		"TCP_CA_Open")			\
+	X(VK_CA_DISORDER,	disorder,	"TCP_CA_Disorder")		\
+	X(VK_CA_CWR,		cwr,		"TCP_CA_CWR")			\
+	X(VK_CA_RECOVERY,	recovery,	"TCP_CA_Recovery")		\
+	X(VK_CA_LOSS,		loss,		"TCP_CA_Loss")
+
+enum vk_ca_state {
+	VK_CA_STATES(VK_ENUM_ID)
+	VK_NR_CA_STATES,
+};
+
+/*
+ * Where vegasctl pins what outlives it (root-only): one directory per
+ * instance under VK_PIN_ROOT/cc/. bpffs refuses '.' in names, which
+ * controller names may contain, so a directory spells '.' as VK_PIN_DOT, a
+ * character names cannot contain.
+ */
+#define VK_PIN_ROOT	"/sys/fs/bpf/vegaskit"
+#define VK_PIN_DOT	'+'
 
 /*
  * Parameters of one registered controller instance. Lives in the object's

@@ -8,25 +8,20 @@
 #include "vk_format.h"
 #include "vk_params.h"
 
-static const char *const rule_names[VK_NR_RULES] = {
-	[VK_RULE_NONE] = "none",	   [VK_RULE_RENO] = "reno",
-	[VK_RULE_SS_GROW] = "ss_grow",	   [VK_RULE_SS_FREEZE] = "ss_freeze",
-	[VK_RULE_SS_EXIT] = "ss_exit",	   [VK_RULE_INC] = "inc",
-	[VK_RULE_DEC] = "dec",		   [VK_RULE_HOLD] = "hold",
-	[VK_RULE_INC_ADAPT] = "inc_adapt", [VK_RULE_DEC_ADAPT] = "dec_adapt",
-	[VK_RULE_PROP] = "prop",
-};
+#define NAME(id, name, what) [id] = #name,
 
 const char *vk_rule_name(__u32 rule)
 {
-	return rule < VK_NR_RULES && rule_names[rule] ? rule_names[rule] : "?";
+	static const char *const names[VK_NR_RULES] = { VK_RULES(NAME) };
+
+	return rule < VK_NR_RULES ? names[rule] : "?";
 }
 
 const char *vk_ca_state_name(__u8 state)
 {
-	static const char *const names[] = { "open", "disorder", "cwr", "recovery", "loss" };
+	static const char *const names[VK_NR_CA_STATES] = { VK_CA_STATES(NAME) };
 
-	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+	return state < VK_NR_CA_STATES ? names[state] : "?";
 }
 
 void vk_filter_init(struct vk_filter *f)

@@ -244,7 +244,7 @@ static void path_of(char *buf, size_t n, const char *name, const char *leaf)
 {
 	char enc[VK_NAME_MAX];
 
-	dir_name(enc, name, '.', '+');
+	dir_name(enc, name, '.', VK_PIN_DOT);
 	snprintf(buf, n, VK_PIN_CC "/%s%s%s", enc, leaf ? "/" : "", leaf ? leaf : "");
 }
 
@@ -562,7 +562,7 @@ int vk_instance_names(char names[][VK_NAME_MAX], int max)
 	while ((e = readdir(d)) && n < max) {
 		if (e->d_name[0] == '.' || strlen(e->d_name) >= VK_NAME_MAX)
 			continue;
-		dir_name(names[n++], e->d_name, '+', '.');
+		dir_name(names[n++], e->d_name, VK_PIN_DOT, '.');
 	}
 	closedir(d);
 	qsort(names, n, VK_NAME_MAX, cmp_names);

@@ -17,7 +17,6 @@
 #include "../bpf/vk_intf.h"
 #include "vk_variants.h"
 
-#define VK_PIN_ROOT	"/sys/fs/bpf/vegaskit"
 #define VK_PIN_CC	VK_PIN_ROOT "/cc"
 #define VK_PIN_SHARED	VK_PIN_ROOT "/shared"
 #define VK_PIN_FLOWS	VK_PIN_SHARED "/vk_flows"

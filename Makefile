@@ -16,14 +16,16 @@ BPF_HDRS	:= $(wildcard bpf/*.h)
 BPF_OBJS	:= $(VARIANTS:%=$(BUILD)/%.bpf.o) $(HELPERS:%=$(BUILD)/%.bpf.o)
 LOADER_SRCS	:= $(wildcard loader/*.c)
 LOADER_HDRS	:= $(wildcard loader/*.h)
-LINKEMU		:= $(if $(wildcard netns-tests/linkemu/*.c),$(BUILD)/linkemu)
+LINKEMU_SRCS	:= $(wildcard tools/linkemu/*.c tools/linkemu/*.h)
+# Python constants generated from the BPF/userspace contract (tools/gen_intf.py)
+INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
 .PHONY: all deps test test-unit demo results model-validation bench clean
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(LINKEMU)
+all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY)
 
 $(BUILD):
 	mkdir -p $@
@@ -43,8 +45,11 @@ $(BUILD)/vegasctl: $(LOADER_SRCS) $(LOADER_HDRS) bpf/vk_intf.h $(BPF_OBJS)
 $(BUILD)/libvkcore.so: bpf/tests/vk_core_shim.c $(BPF_HDRS) | $(BUILD)
 	$(CC) $(CFLAGS) -shared -fPIC -Ibpf $< -o $@
 
+$(INTF_PY): bpf/vk_intf.h tools/gen_intf.py
+	python3 tools/gen_intf.py $< $@
+
 # The testbed's link emulator (delay line, rate, drop-tail queue, loss).
-$(BUILD)/linkemu: $(wildcard netns-tests/linkemu/*.c netns-tests/linkemu/*.h) | $(BUILD)
+$(BUILD)/linkemu: $(LINKEMU_SRCS) | $(BUILD)
 	$(CC) $(CFLAGS) $(filter %.c,$^) -o $@ -lm
 
 deps:
@@ -53,27 +58,27 @@ deps:
 test: deps all
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# Pure logic only (no root, no kernel): the decision core, metrics, the model.
-test-unit: all
+# Pure logic only (no root, no kernel, no BTF): the decision core, metrics, the model.
+test-unit: $(BUILD)/libvkcore.so $(INTF_PY)
 	$(PY) -m pytest -m "not kernel" $(PYTEST_ARGS)
 
 demo: deps all
-	$(PY) netns-tests/demo.py
+	$(PY) -m vegaskit.cli.demo
 
 # The papers' experiments: every scenario (or SCENARIOS=a.toml b.toml), full profile.
 PROFILE   ?= full
-SCENARIOS ?= $(filter-out model_validation.toml model_validation_cross.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
+SCENARIOS ?= $(filter-out demo.toml model_validation.toml model_validation_cross.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
 results: deps all
-	cd netns-tests && ../$(PY) -m testbed.cli $(addprefix scenarios/,$(SCENARIOS)) \
-		--profile $(PROFILE) --out ../results
+	$(PY) -m vegaskit.cli.results $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
+		--profile $(PROFILE) --out results
 
 # The Samios-Vernon model against our own flows (seed 001, section 4).
 model-validation: deps all
-	$(PY) netns-tests/model_validation.py --profile $(PROFILE)
+	$(PY) -m vegaskit.cli.model_validation --profile $(PROFILE)
 
 # Speed: controller CPU per GB vs reno/cubic, tracing cost, emulator, swap time.
 bench: deps all
-	$(PY) netns-tests/bench.py
+	$(PY) -m vegaskit.cli.bench
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(INTF_PY)

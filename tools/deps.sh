@@ -55,6 +55,7 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracin
 if [ ! -x "$VENV/bin/python" ]; then
 	/usr/bin/python3 -m venv --system-site-packages "$VENV"
 fi
-"$VENV/bin/python" -c 'import pytest, tomllib, matplotlib, hypothesis' 2>/dev/null ||
-	"$VENV/bin/pip" install -q pytest matplotlib hypothesis
+# The vegaskit package (tools/pyproject.toml), editable: the checkout is what runs.
+"$VENV/bin/python" -c 'import pytest, hypothesis, vegaskit.testbed' 2>/dev/null ||
+	"$VENV/bin/pip" install -q -e "tools[test]"
 echo "deps: ok (libbpf $(pkg-config --modversion libbpf), $(bpftool version 2>/dev/null | head -n1))"

@@ -1,31 +1,18 @@
 """ctypes bindings to build/libvkcore.so: the decision core the BPF programs compile.
 
-Struct layouts mirror bpf/vk_intf.h and bpf/vk_core.h; enum values are read from
-vk_intf.h itself so the tests cannot drift from the header.
+Struct layouts mirror bpf/vk_intf.h and bpf/vk_core.h; the rule and variant
+numbers come from the constants the build generates from vk_intf.h (their
+order in its lists is their value), so the tests cannot drift from the header.
 """
 from __future__ import annotations
 
 import ctypes as C
-import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-LIB = ROOT / "build" / "libvkcore.so"
+from vegaskit import intf, paths
 
-
-def _enum(prefix: str) -> dict[str, int]:
-    """Members of the enum in vk_intf.h whose names start with prefix, in order."""
-    text = (ROOT / "bpf" / "vk_intf.h").read_text()
-    out, nxt = {}, 0
-    for name, val in re.findall(rf"^\s*{prefix}(\w+)\s*(?:=\s*(\d+))?\s*,", text, re.M):
-        nxt = int(val) if val else nxt
-        out[name] = nxt
-        nxt += 1
-    return out
-
-
-RULE = _enum("VK_RULE_")
-VARIANT = _enum("VK_")
+LIB = paths.BUILD / "libvkcore.so"
+RULE = {name.upper(): i for i, name in enumerate(intf.RULES)}
+VARIANT = {name.upper(): i for i, name in enumerate(intf.VARIANTS)}
 
 
 class Params(C.Structure):

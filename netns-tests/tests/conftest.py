@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from testbed import netns
+from vegaskit import intf, paths
+from vegaskit.testbed import netns
 
-ROOT = Path(__file__).resolve().parents[2]
-VEGASCTL = ROOT / "build" / "vegasctl"
-PIN_ROOT = Path("/sys/fs/bpf/vegaskit")
+VEGASCTL = paths.VEGASCTL
+PIN_ROOT = Path(intf.PIN_ROOT)
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
@@ -60,8 +60,7 @@ def loaded(variant: str, *args: str):
 def _our_controllers() -> list[str]:
     if not (PIN_ROOT / "cc").is_dir():
         return []
-    # bpffs spells '.' as '+' in directory names (loader/vk_registry.c)
-    return sorted(n.replace("+", ".") for n in os.listdir(PIN_ROOT / "cc"))
+    return sorted(n.replace(intf.PIN_DOT, ".") for n in os.listdir(PIN_ROOT / "cc"))
 
 
 # Every controller's struct_ops map is named after its SEC(".struct_ops.link")

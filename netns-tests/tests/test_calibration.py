@@ -41,13 +41,13 @@ from pathlib import Path
 
 import pytest
 
-from testbed import netns
-from testbed.linkemu import LINKEMU, Change, LinkParams, read_qlog, two_host_path
-from testbed.netns import Lab
+from vegaskit.testbed import netns, udpprobe
+from vegaskit.testbed.linkemu import LINKEMU, Change, LinkParams, read_qlog, two_host_path
+from vegaskit.testbed.netns import Lab
 
 pytestmark = pytest.mark.kernel
 
-PROBE = Path(__file__).resolve().parents[1] / "testbed" / "udpprobe.py"
+PROBE = Path(udpprobe.__file__)
 PING_IP_BYTES = 84          # ping's default 56 bytes + 8 ICMP + 20 IP
 UDP_PAYLOAD = 1472          # 1500-byte IP packets
 IP_PACKET = 1500

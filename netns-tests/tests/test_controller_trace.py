@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import vegasctl_json
-from testbed import runner
-from testbed.scenario import Scenario
-from testbed.vtrace import parse_csv
+from vegaskit.testbed import runner
+from vegaskit.testbed.scenario import Scenario
+from vegaskit.testbed.vtrace import parse_csv
 
 pytestmark = [pytest.mark.kernel, pytest.mark.needs_kernel("ringbuf")]
 
@@ -142,7 +142,7 @@ def test_vegas_fr_holds_a_queue_near_R_in_bytes(tmp_path, mss):
     bursts add between decisions."""
     runner.execute(one_flow("bpf_vegas_fr", 20, mss=mss).run("r", "p"), tmp_path)
     q = [(float(r["t_s"]), int(r["qlen_pkts"])) for r in read(tmp_path / "queue.csv")]
-    from vegaskit import metrics
+    from vegaskit.analysis import metrics
     stats = metrics.queue_stats([x for x in q if 10 <= x[0] <= 20], 20.0)
     backlog = stats.mean * mss
     target = 4500 - mss / 2

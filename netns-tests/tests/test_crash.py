@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import PIN_ROOT, VEGASCTL, available_cc, loaded, vegasctl, vegasctl_json
-from testbed.netns import Lab
+from vegaskit.testbed.netns import Lab
 
 pytestmark = pytest.mark.kernel
 NAME = "vk_crash"

@@ -19,9 +19,9 @@ import time
 import pytest
 
 from conftest import loaded, vegasctl, vegasctl_json
-from testbed import iperf
-from testbed.netns import Lab
-from testbed.path import RECEIVER_ADDR, SENDER_ADDR, bottleneck_path
+from vegaskit.testbed import iperf
+from vegaskit.testbed.netns import Lab
+from vegaskit.testbed.path import RECEIVER_ADDR, SENDER_ADDR, bottleneck_path
 
 pytestmark = pytest.mark.kernel
 

@@ -2,16 +2,12 @@
 emulator loss and under cross traffic, measured inputs, model predictions."""
 import csv
 import math
-import sys
 
 import pytest
 
-from conftest import ROOT
+from vegaskit.cli import model_validation
 
 pytestmark = pytest.mark.kernel
-sys.path.insert(0, str(ROOT / "netns-tests"))
-
-import model_validation  # noqa: E402
 
 
 def test_pipeline_measures_and_predicts(tmp_path):

@@ -6,7 +6,6 @@ are for `make results` and its reports, never asserted here.
 """
 from __future__ import annotations
 
-import os
 import signal
 import statistics
 import subprocess
@@ -16,19 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, available_cc
-from testbed import runner
-from testbed.netns import owned_namespaces
-from testbed.scenario import Scenario
-from vegaskit.plots import read_csv
+from conftest import available_cc
+from vegaskit import paths
+from vegaskit.testbed import runner
+from vegaskit.testbed.netns import owned_namespaces
+from vegaskit.testbed.scenario import Scenario
+from vegaskit.analysis.plots import read_csv
 
 pytestmark = pytest.mark.kernel
 
-SCENARIOS = sorted((ROOT / "netns-tests" / "scenarios").glob("*.toml"))
+SCENARIOS = sorted(paths.SCENARIOS.glob("*.toml"))
 
 
 def run_ci(name: str, tmp_path: Path) -> dict[str, dict]:
-    s = Scenario.load(ROOT / "netns-tests" / "scenarios" / f"{name}.toml")
+    s = Scenario.load(paths.SCENARIOS / f"{name}.toml")
     out = {}
     for run_name in s.profile_runs("ci"):
         run = s.run(run_name, "ci")
@@ -182,7 +182,7 @@ def test_rerouting_shows_in_the_rtt_series(results):
     150 ms (30 ms for timing slack). Minima, not means: CI's short run changes
     the route while slow start's queue (hundreds of ms at 1 Mbit/s) still stands."""
     summaries, base = results["rerouting"]
-    s = Scenario.load(ROOT / "netns-tests" / "scenarios" / "rerouting.toml")
+    s = Scenario.load(paths.SCENARIOS / "rerouting.toml")
     t_change = s.run("vegas", "ci").schedule[0].at
     for run_name, sm in summaries.items():
         rounds = [(float(r["time_s"]) - sm["t0_monotonic"], int(r["rtt_us"]))
@@ -219,11 +219,10 @@ def test_file_transfers_complete(results):
 
 def test_sigint_mid_run_leaves_nothing(tmp_path):
     before = set(available_cc())
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "netns-tests"))
-    p = subprocess.Popen([sys.executable, "-m", "testbed.cli",
-                          str(ROOT / "netns-tests" / "scenarios" / "vegas_pair.toml"),
+    p = subprocess.Popen([sys.executable, "-m", "vegaskit.cli.results",
+                          str(paths.SCENARIOS / "vegas_pair.toml"),
                           "--profile", "ci", "--out", str(tmp_path)],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and not owned_namespaces(p.pid):
         time.sleep(0.1)

@@ -10,7 +10,6 @@ duration of the test (the allowed list is global; it is restored).
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
 import time
@@ -18,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, available_cc, loaded, vegasctl, vegasctl_json
-from testbed import iperf, runner
-from testbed.netns import Lab, Netns
-from testbed.scenario import Scenario
-from testbed.path import RECEIVER_ADDR, bottleneck_path
+from conftest import available_cc, loaded, vegasctl, vegasctl_json
+from vegaskit.testbed import iperf, runner
+from vegaskit.testbed.netns import Lab, Netns
+from vegaskit.testbed.scenario import Scenario
+from vegaskit.testbed.path import RECEIVER_ADDR, bottleneck_path
 
 pytestmark = pytest.mark.kernel
 
@@ -48,8 +47,7 @@ def socket_ccs(ns: Netns, port: int) -> list[str]:
 
 
 def spawn_checkstream(lab: Lab, ns: Netns, *args: str):
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "netns-tests"))
-    return lab.spawn(ns, [sys.executable, "-m", "testbed.checkstream", *args], env=env)
+    return lab.spawn(ns, [sys.executable, "-m", "vegaskit.testbed.checkstream", *args])
 
 
 def wait_for(pred, timeout: float, what: str):

@@ -85,6 +85,7 @@ import csv
 import io
 import math
 import os
+import sys
 import re
 import signal
 import statistics
@@ -96,16 +97,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, loaded
-from testbed import iperf
-from testbed.netns import Lab
-from testbed.path import RECEIVER_ADDR, SENDER_ADDR, bottleneck_path
-from testbed.shaping import QDISC_HANDLE
+from conftest import loaded
+from vegaskit import paths
+from vegaskit.testbed import iperf
+from vegaskit.testbed.netns import Lab
+from vegaskit.testbed.path import RECEIVER_ADDR, SENDER_ADDR, bottleneck_path
+from vegaskit.testbed.shaping import QDISC_HANDLE
 
 pytestmark = pytest.mark.kernel
 
-TRACE = ROOT / "tools" / "trace"
-PY = str(ROOT / ".venv" / "bin" / "python")
+TRACE = paths.REPO / "tools" / "trace"
+PY = sys.executable          # the venv: it sees Debian's bcc bindings
 BPFTRACE = "/usr/bin/bpftrace"
 MSS = 1448
 RATE, BUFFER, SECONDS = 20_000_000, 100, 8

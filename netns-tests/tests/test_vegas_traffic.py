@@ -23,7 +23,7 @@ import statistics
 import pytest
 
 from conftest import loaded, vegasctl
-from testbed.single_flow import single_flow
+from vegaskit.testbed.single_flow import single_flow
 
 pytestmark = pytest.mark.kernel
 

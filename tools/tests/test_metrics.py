@@ -1,4 +1,4 @@
-"""Unit tests for vegaskit.metrics (definitions: DESIGN section 6).
+"""Unit tests for vegaskit.analysis.metrics (definitions: DESIGN section 6).
 
 Expected values are computed by hand in the comments next to each assertion.
 """
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vegaskit import metrics as m
+from vegaskit.analysis import metrics as m
 
 approx = pytest.approx
 

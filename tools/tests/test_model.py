@@ -1,4 +1,4 @@
-"""Tests for vegaskit.model, the Samios-Vernon TCP Vegas throughput model (seed 001).
+"""Tests for vegaskit.analysis.model, the Samios-Vernon TCP Vegas throughput model (seed 001).
 
 Expected values are worked out by hand in the comments from the paper's equations (a
 calculator for the arithmetic, never the module under test). Most cases share one set of
@@ -25,7 +25,7 @@ try:
 except ModuleNotFoundError:  # tools/deps.sh installs it in .venv; without it those tests skip
     given = None
 
-from vegaskit import model
+from vegaskit.analysis import model
 
 EX = model.ModelInputs(p=0.04, rtt=0.1, base_rtt=0.05, alpha=4, beta=4, wmax=1000, t0=0.5)
 LOSS_BRANCHES = (model.NO_TO_STABLE, model.NO_TO_NOT_STABLE, model.SINGLE_TO, model.FULL)
@@ -461,12 +461,12 @@ def test_cli_bad_input_exits_2_with_one_stderr_line(capsys, args):
     assert model.main(args) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err.count("\n") == 1 and err.startswith("vegaskit.model: error: ")
+    assert err.count("\n") == 1 and err.startswith("vegaskit.analysis.model: error: ")
 
 
 def _run_module(args):
     env = dict(os.environ, PYTHONPATH=str(Path(model.__file__).resolve().parents[1]))
-    return subprocess.run([sys.executable, "-m", "vegaskit.model", *args],
+    return subprocess.run([sys.executable, "-m", "vegaskit.analysis.model", *args],
                           capture_output=True, text=True, env=env, timeout=60)
 
 

@@ -26,9 +26,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from vegaskit import paths
+
 from .netns import Lab, Netns, sh
 
-LINKEMU = Path(__file__).resolve().parents[2] / "build" / "linkemu"
+LINKEMU = paths.LINKEMU
 PARAM_KEYS = ("rate_bps", "delay_us", "limit_pkts", "loss")
 DIRS = ("ab", "ba", "both")
 

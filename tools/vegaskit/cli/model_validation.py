@@ -28,15 +28,14 @@ import statistics
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "netns-tests"))
 
-from testbed import runner  # noqa: E402
-from testbed.scenario import Scenario  # noqa: E402
-from vegaskit import model, plots  # noqa: E402
+from vegaskit import paths
+from vegaskit.testbed import runner
+from vegaskit.testbed.scenario import Scenario
+from vegaskit.analysis import model, plots
 
-SCENARIOS = [ROOT / "netns-tests" / "scenarios" / "model_validation.toml",
-             ROOT / "netns-tests" / "scenarios" / "model_validation_cross.toml"]
+SCENARIOS = [paths.SCENARIOS / "model_validation.toml",
+             paths.SCENARIOS / "model_validation_cross.toml"]
 MSS = 1448
 WMAX = 6 * 1024 * 1024 / MSS
 RTO_MIN = 0.2
@@ -145,7 +144,7 @@ def report(rows: list[dict], profile: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="model_validation")
     ap.add_argument("--profile", default="full")
-    ap.add_argument("--out", type=Path, default=ROOT / "results" / "model-validation")
+    ap.add_argument("--out", type=Path, default=paths.RESULTS / "model-validation")
     ap.add_argument("--from", dest="src", type=Path, help="analyse finished runs in this directory")
     a = ap.parse_args(argv)
     alpha = beta = 6.0                  # the samios preset of both scenarios

@@ -24,7 +24,8 @@ import threading
 import time
 from pathlib import Path
 
-from vegaskit import metrics
+from vegaskit import intf
+from vegaskit.analysis import metrics
 
 from . import dumbbell, iperf
 from .linkemu import read_qlog
@@ -41,7 +42,7 @@ def registered() -> set[str]:
 
 def variant_of(cc: str) -> str | None:
     """bpf_vegas -> vegas: the default instance name of a vegaskit variant."""
-    return cc[4:] if cc in ("bpf_vegas", "bpf_vegas_a", "bpf_pipe", "bpf_vegas_fr") else None
+    return cc[4:] if cc in intf.CONTROLLERS else None
 
 
 @contextlib.contextmanager
@@ -87,8 +88,7 @@ def _watch_data_start(ns, port: int, t0: float, out: dict, key: int) -> threadin
 
 
 def _python(lab: Lab, ns, module: str, *args: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    return lab.spawn(ns, [sys.executable, "-m", module, *args], env=env)
+    return lab.spawn(ns, [sys.executable, "-m", module, *args])
 
 
 def _transfer_result(cc: str, client: subprocess.Popen, server: subprocess.Popen,
@@ -126,7 +126,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
         for f in run.flows:
             port = BASE_PORT + f.index
             if f.bytes:         # a file transfer: completion = last byte delivered
-                servers[f.index] = _python(lab, db.receivers[f.index - 1], "testbed.transfer",
+                servers[f.index] = _python(lab, db.receivers[f.index - 1], "vegaskit.testbed.transfer",
                                            "server", "--port", str(port), "--interval",
                                            str(_interval(run)), "--report",
                                            str(Path(tmp) / f"xfer{f.index}-server.json"))
@@ -154,7 +154,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
                             "--interval", str(_interval(run)),
                             "--report", str(Path(tmp) / f"xfer{f.index}-client.json")]
                     args += ["--mss", str(f.mss)] if f.mss else []
-                    clients[f.index] = _python(lab, db.senders[f.index - 1], "testbed.transfer",
+                    clients[f.index] = _python(lab, db.senders[f.index - 1], "vegaskit.testbed.transfer",
                                                *args)
                     continue
                 clients[f.index] = iperf.client(
@@ -209,7 +209,7 @@ def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace,
     summary["trace_records"] = len(trace.records) if trace else None
     summary["trace_lost"] = trace.lost if trace else None
     (outdir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    from vegaskit import plots     # matplotlib only when writing plots
+    from vegaskit.analysis import plots     # matplotlib only when writing plots
     plots.run_plots(outdir, summary)
     return summary
 

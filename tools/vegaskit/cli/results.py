@@ -1,6 +1,6 @@
-"""vegaskit testbed runner.
+"""`make results`: run scenarios and write their reports.
 
-    python -m testbed.cli SCENARIO.toml... [--profile ci|full] [--run NAME]... [--out DIR]
+    python -m vegaskit.cli.results SCENARIO.toml... [--profile ci|full] [--run NAME]... [--out DIR]
 
 Runs each scenario's runs (all, or those named) on a namespace dumbbell and
 writes DIR/<scenario>/<profile>/<run>/ plus DIR/<scenario>/<profile>/report.md.
@@ -14,16 +14,17 @@ import os
 import sys
 from pathlib import Path
 
-from . import report, runner
-from .scenario import Scenario, ScenarioError
+from vegaskit import paths
+from vegaskit.testbed import report, runner
+from vegaskit.testbed.scenario import Scenario, ScenarioError
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m testbed.cli", description=__doc__.split("\n")[1])
+    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.results", description=__doc__.split("\n")[1])
     ap.add_argument("scenarios", nargs="+", type=Path)
     ap.add_argument("--profile", default="ci")
     ap.add_argument("--run", action="append", dest="runs", help="only this run (repeatable)")
-    ap.add_argument("--out", type=Path, default=Path("results"))
+    ap.add_argument("--out", type=Path, default=paths.RESULTS)
     ap.add_argument("--rerender", action="store_true",
                     help="rewrite report.md from the runs' summaries.json, running nothing")
     a = ap.parse_args(argv)

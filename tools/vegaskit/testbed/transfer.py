@@ -6,8 +6,8 @@ time is a transfer's (seed 000, Tables 6-8). Here the sender writes N bytes,
 half-closes, and stops the clock when the receiver, having read every byte up
 to EOF, closes its side.
 
-  python -m testbed.transfer server --port P --report FILE [--interval S]
-  python -m testbed.transfer client --addr A --port P --bytes N --cc CC
+  python -m vegaskit.testbed.transfer server --port P --report FILE [--interval S]
+  python -m vegaskit.testbed.transfer client --addr A --port P --bytes N --cc CC
          [--mss M] [--interval S] --report FILE
 
 The client samples TCP_INFO (cwnd, RTT, retransmissions) every interval; the

@@ -1,7 +1,7 @@
 """`make demo`: three controllers share a namespace dumbbell; print what happened.
 
 bpf_vegas starts alone, bpf_vegas_a joins at 5 s and reno at 10 s on a
-10 Mbit/s, 40 ms, 50-packet bottleneck (netns-tests/demo.toml), 40 s in all.
+10 Mbit/s, 40 ms, 50-packet bottleneck (netns-tests/scenarios/demo.toml), 40 s in all.
 The controllers are loaded for the run and unloaded after it; the plots and
 CSVs go to build/demo/.
 """
@@ -10,17 +10,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "netns-tests"))
-
-from testbed import runner  # noqa: E402
-from testbed.scenario import Scenario  # noqa: E402
+from vegaskit import paths
+from vegaskit.testbed import runner
+from vegaskit.testbed.scenario import Scenario
 
 
 def main() -> int:
-    s = Scenario.load(ROOT / "netns-tests" / "demo.toml")
+    s = Scenario.load(paths.SCENARIOS / "demo.toml")
     run = s.run("demo", "demo")
-    out = ROOT / "build" / "demo"
+    out = paths.BUILD / "demo"
     print(f"{s.title}; {run.duration:.0f} s, flows join at 0, 5 and 10 s\n", flush=True)
     sm = runner.execute(run, out)
     print(f"{'flow':<16} {'Mbit/s (2nd half)':>18} {'Mbit/s (mean)':>14} {'retx':>6} {'RTT p95 ms':>11}")

@@ -9,8 +9,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-VEGASCTL = str(ROOT / "build" / "vegasctl")
+from vegaskit import paths
+
+VEGASCTL = str(paths.VEGASCTL)
 
 INT_FIELDS = ("netns", "sport", "dport", "cwnd", "ssthresh", "in_flight", "rtt_us",
               "base_rtt_us", "cnt_rtt", "diff", "alpha", "beta", "cwnd_after", "ssthresh_after")

@@ -21,17 +21,16 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "netns-tests"))
-
-from testbed import iperf  # noqa: E402
-from testbed.linkemu import LinkParams, two_host_path  # noqa: E402
-from testbed.netns import Lab  # noqa: E402
-from testbed.vtrace import VEGASCTL, Trace  # noqa: E402
+from vegaskit import intf, paths
+from vegaskit.paths import VEGASCTL
+from vegaskit.testbed import iperf
+from vegaskit.testbed.linkemu import LinkParams, two_host_path
+from vegaskit.testbed.netns import Lab
+from vegaskit.testbed.vtrace import Trace
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
-OURS = ["bpf_vegas", "bpf_vegas_a", "bpf_pipe", "bpf_vegas_fr"]
+OURS = list(intf.CONTROLLERS)
 KERNEL = ["reno", "cubic"]
 
 
@@ -116,16 +115,15 @@ def bench_linkemu() -> dict:
 
 
 def bench_swap(conns: int = 200) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "netns-tests"))
     times = []
     with Lab() as lab:
         a, b = veth_pair(lab)
-        srv = lab.spawn(b, [sys.executable, "-m", "testbed.checkstream", "server", "--port", "7100",
-                            "--conns", str(conns), "--report", "/dev/null"], env=env)
+        srv = lab.spawn(b, [sys.executable, "-m", "vegaskit.testbed.checkstream", "server", "--port", "7100",
+                            "--conns", str(conns), "--report", "/dev/null"])
         srv.stdout.readline()
-        lab.spawn(a, [sys.executable, "-m", "testbed.checkstream", "client", "--addr",
+        lab.spawn(a, [sys.executable, "-m", "vegaskit.testbed.checkstream", "client", "--addr",
                       "198.18.20.2", "--port", "7100", "--conns", str(conns), "--seconds", "30",
-                      "--rate", "20e6", "--report", "/dev/null"], env=env)
+                      "--rate", "20e6", "--report", "/dev/null"])
         time.sleep(4)
         for k in range(ROUNDS * 2):
             target = ("bpf_vegas", "bpf_vegas_a")[k % 2]
@@ -185,7 +183,7 @@ def main() -> int:
     finally:
         for cc in loaded:
             subprocess.run([VEGASCTL, "unload", cc], capture_output=True)
-    out = ROOT / "results" / "bench"
+    out = paths.RESULTS / "bench"
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench.json").write_text(json.dumps(r, indent=1) + "\n")
     (out / "report.md").write_text(report(r))

@@ -39,9 +39,9 @@ baseRTT) from (5), which is (4) only when alpha == beta (the assumption of secti
 p == 0 itself uses (4). For W0 in [8/7, 4], (12) holds for every p, so (14) is never
 auto-selected there.
 
-CLI (``PYTHONPATH=tools python -m vegaskit.model --help``)::
+CLI (``PYTHONPATH=tools python -m vegaskit.analysis.model --help``)::
 
-    python -m vegaskit.model --p 0.01 --rtt 0.1 --base-rtt 0.08 --alpha 2 --beta 4 \\
+    python -m vegaskit.analysis.model --p 0.01 --rtt 0.1 --base-rtt 0.08 --alpha 2 --beta 4 \\
         --wmax 1000 --t0 1.0 [--mss 1448] [--branch auto|NAME] [--json]
 
 Bad input: one line on stderr, exit status 2, nothing on stdout.
@@ -352,7 +352,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _build_parser() -> _Parser:
     parser = _Parser(
-        prog="python -m vegaskit.model",
+        prog="python -m vegaskit.analysis.model",
         description="Samios-Vernon TCP Vegas throughput model (SIGMETRICS 2003, section 3).",
         epilog="Default --branch auto: no-loss if p == 0; else the full model (32) when "
                "conditions (12) and (26) hold; else (11) if (12) holds; else (14). "
@@ -412,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
                              beta=args.beta, wmax=args.wmax, t0=args.t0)
         result = predict(inputs, branch=args.branch, mss=args.mss)
     except (_UsageError, ValueError) as e:
-        print(f"vegaskit.model: error: {e}", file=sys.stderr)
+        print(f"vegaskit.analysis.model: error: {e}", file=sys.stderr)
         return 2
     print(_to_json(inputs, result, args.mss) if args.json else _to_text(result))
     return 0

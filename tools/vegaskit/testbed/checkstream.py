@@ -5,8 +5,8 @@ carries a deterministic pattern (byte at offset o depends on i and o), the
 server compares every byte it receives, and both ends report per-connection
 byte counts, resets and corruption as JSON.
 
-  python -m testbed.checkstream server --port P --conns N --report FILE
-  python -m testbed.checkstream client --addr A --port P --conns N --seconds S
+  python -m vegaskit.testbed.checkstream server --port P --conns N --report FILE
+  python -m vegaskit.testbed.checkstream client --addr A --port P --conns N --seconds S
          [--cc NAME] [--rate BPS] --report FILE
 
 The client stops sending after S seconds, half-closes each connection and

@@ -1,9 +1,9 @@
 """Plots of a testbed run and of a controller trace (matplotlib, Agg backend).
 
-    python -m vegaskit.plots trace TRACE.csv [--flow SPORT] -o OUT.png
+    python -m vegaskit.analysis.plots trace TRACE.csv [--flow SPORT] -o OUT.png
         cwnd, RTT, diff and alpha/beta of one flow against time, from
         `vegasctl trace --decisions` output (like seed 000, Fig. 5)
-    python -m vegaskit.plots run RESULT_DIR
+    python -m vegaskit.analysis.plots run RESULT_DIR
         throughput.png, queue.png and trace.png of one run directory
 """
 from __future__ import annotations
@@ -106,7 +106,7 @@ def run_plots(outdir: Path, summary: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.plots")
+    ap = argparse.ArgumentParser(prog="python -m vegaskit.analysis.plots")
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("trace", help="cwnd/RTT/diff/alpha-beta of one flow from a trace CSV")
     t.add_argument("trace_csv", type=Path)

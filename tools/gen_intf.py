@@ -1,0 +1,68 @@
+"""Generate vegaskit/intf.py from bpf/vk_intf.h, the one BPF/userspace contract.
+
+The header writes each list of names once, as an X macro with one X(...) per
+line (variants, decision rules, congestion states) and the pin root; Python
+gets the same names from here, never a hand-made copy.
+
+    python tools/gen_intf.py bpf/vk_intf.h tools/vegaskit/intf.py
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ENTRY = re.compile(r'^\s*X\((\w+),\s*(\w+),\s*"([^"]*)"\)')
+
+
+def x_list(header: str, macro: str) -> list[tuple[str, str, str]]:
+    """The (id, name, text) entries of `#define MACRO(X)`, in order."""
+    lines = header.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith(f"#define {macro}(X)"))
+    out = []
+    for line in lines[start + 1:]:
+        m = ENTRY.match(line)
+        if not m:
+            raise SystemExit(f"gen_intf: unexpected line in {macro}: {line!r}")
+        out.append(m.groups())
+        if not line.rstrip().endswith("\\"):
+            return out
+    raise SystemExit(f"gen_intf: {macro} runs off the end of the header")
+
+
+def define(header: str, name: str) -> str:
+    m = re.search(rf"^#define {name}\s+(\S+)", header, re.M)
+    if not m:
+        raise SystemExit(f"gen_intf: no #define {name}")
+    return m.group(1)
+
+
+def generate(header: str) -> str:
+    variants = x_list(header, "VK_VARIANTS")
+    rules = x_list(header, "VK_RULES")
+    states = x_list(header, "VK_CA_STATES")
+    return "\n".join([
+        '"""Generated from bpf/vk_intf.h by tools/gen_intf.py: do not edit."""',
+        "",
+        "# vegasctl's variant name -> where its rule comes from",
+        f"VARIANTS = {{{', '.join(f'{n!r}: {t!r}' for _, n, t in variants)}}}",
+        "# the controller each variant registers by default",
+        f"CONTROLLERS = {tuple('bpf_' + n for _, n, _ in variants)!r}",
+        "# decision rules by number (trace records, flows counters)",
+        f"RULES = {tuple(n for _, n, _ in rules)!r}",
+        "# the kernel's congestion states by number, as vegasctl prints them",
+        f"CA_STATES = {tuple(n for _, n, _ in states)!r}",
+        f"PIN_ROOT = {define(header, 'VK_PIN_ROOT')}",
+        f"PIN_DOT = {define(header, 'VK_PIN_DOT')}",
+        "",
+    ])
+
+
+def main() -> int:
+    src, dst = map(Path, sys.argv[1:3])
+    Path(dst).write_text(generate(src.read_text()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

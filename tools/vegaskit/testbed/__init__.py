@@ -1,0 +1,1 @@
+"""The testbed: network namespaces, links (linkemu, HTB), traffic and the scenario runner."""

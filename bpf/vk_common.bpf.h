@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * vk_common.bpf.h - the machinery every vegaskit controller shares
- * (DESIGN section 3): per-socket state in icsk_ca_priv, RTT sampling in
+ * (docs/DESIGN.md §3): per-socket state in icsk_ca_priv, RTT sampling in
  * pkts_acked, one decision per RTT when the ACK passes beg_snd_nxt, Reno
  * outside TCP_CA_Open, restart on idle, loss response, the per-flow view in
  * sk_storage, and the struct_ops callbacks themselves.

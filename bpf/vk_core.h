@@ -61,7 +61,7 @@ VK_INLINE int vk_in_slow_start(__u32 cwnd, __u32 ssthresh)
 	return cwnd < ssthresh;		/* tcp_in_slow_start() */
 }
 
-/* cwnd clamped to [2, snd_cwnd_clamp] (DESIGN section 3). */
+/* cwnd clamped to [2, snd_cwnd_clamp] (docs/DESIGN.md §3). */
 VK_INLINE __u32 vk_clamp_cwnd(__u64 cwnd, __u32 clamp)
 {
 	if (cwnd < 2)
@@ -247,7 +247,7 @@ VK_INLINE int vk_cmp_throughput(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __u32 pr
 /*
  * Vegas-A (seed 000, section IV) and PIPE (seed 002, section IV), once per RTT in
  * congestion avoidance. diff is the papers' backlog form; Th is this RTT's
- * cwnd/rtt and Th' that of the previous decision. Our reading, DESIGN section 3:
+ * cwnd/rtt and Th' that of the previous decision. Our reading, docs/DESIGN.md §3:
  *
  *   alpha < diff < beta:   Th > Th' -> cwnd+1, alpha+1, beta+1; else hold
  *   diff < alpha           (PIPE: diff <= alpha)

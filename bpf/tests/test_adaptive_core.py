@@ -1,4 +1,4 @@
-"""Vegas-A (seed 000, IV) and PIPE (seed 002, IV): every row of DESIGN section 3's table.
+"""Vegas-A (seed 000, IV) and PIPE (seed 002, IV): every row of the table of docs/DESIGN.md §3.6.
 
 diff = cwnd*(rtt-base)/rtt. With base = 1000 us and cwnd = 10, choosing rtt sets
 diff exactly: rtt = 10000/(10-diff), e.g. diff 2 -> 1250, 3 -> 1428.57 (not exact),

@@ -2,7 +2,7 @@
 
 Each sequence feeds a decision's window into the next sample, as the kernel
 does. With cwnd up to 1e6 packets and RTTs up to 10 s we check the invariants
-of DESIGN section 3 and compare diff with exact (Python integer) arithmetic, so
+of docs/DESIGN.md §3 and compare diff with exact (Python integer) arithmetic, so
 any 32-bit overflow in the C would show as a mismatch.
 """
 import ctypes

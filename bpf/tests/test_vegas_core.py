@@ -140,4 +140,5 @@ def test_window_stays_in_bounds(cwnd, base, extra, ssthresh, cnt, alpha, gap, gr
         # one packet per RTT in congestion avoidance (after the clamp to >= 2)
         if d.rule not in (RULE["SS_GROW"], RULE["SS_EXIT"]):
             assert abs(int(d.cwnd) - max(cwnd, 2)) <= 1
-        assert d.diff >= 0
+        # Linux's diff, exactly, saturated to the record's 32 bits
+        assert d.diff == min(cwnd * extra // base, 2**31 - 1)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Exports the inline decision core (bpf/vk_core.h) as plain functions so the
- * userspace tests (bpf/tests/test_core.py, via ctypes) drive the very code the
+ * userspace tests (bpf/tests/test_*_core*.py, via ctypes in vkcore.py) drive the very code the
  * BPF controllers compile.
  */
 #include <linux/types.h>

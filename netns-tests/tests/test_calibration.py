@@ -1,6 +1,6 @@
-"""Calibration of the link emulator (build/linkemu) on a two-host path (DESIGN 6).
+"""Calibration of the link emulator (build/linkemu) on a two-host path (docs/DESIGN.md §6).
 
-a (emu-a, 198.18.10.1) <-- linkemu --> b (emu-b, 198.18.10.2), IPv6 off, so
+a (emu-a, 198.18.1.1) <-- linkemu --> b (emu-b, 198.18.2.1), IPv6 off, so
 the link carries nothing but each test's own packets and its counters can be
 checked exactly.
 
@@ -42,7 +42,8 @@ from pathlib import Path
 import pytest
 
 from vegaskit.testbed import netns, udpprobe
-from vegaskit.testbed.linkemu import LINKEMU, Change, LinkParams, read_qlog, two_host_path
+from vegaskit.testbed.linkemu import LINKEMU, Change, LinkParams, read_qlog
+from vegaskit.testbed.topology import two_hosts
 from vegaskit.testbed.netns import Lab
 
 pytestmark = pytest.mark.kernel
@@ -130,7 +131,7 @@ def test_ping_rtt_matches_configured(rtt_ms, rate_bps):
     # At a finite rate each direction also serializes the 84-byte packet.
     expected = rtt_ms + (2 * PING_IP_BYTES * 8 / rate_bps * 1e3 if rate_bps else 0)
     with Lab() as lab:
-        path = two_host_path(lab, one_way)
+        path = two_hosts(lab, one_way)
         rtts = ping_rtts_ms(path.a, path.addr_b, count=15)
         stats = path.link.stop()
     med, lo = statistics.median(rtts), min(rtts)
@@ -149,7 +150,7 @@ def test_rate_limit_met_within_2_percent(rate_bps):
     seconds = 5
     limit = max(20, rate_bps * 25 // 1000 // (8 * IP_PACKET))      # 25 ms, >= 20 packets
     with Lab() as lab:
-        path = two_host_path(lab, LinkParams(rate_bps=rate_bps, delay_us=1000, limit_pkts=limit))
+        path = two_hosts(lab, LinkParams(rate_bps=rate_bps, delay_us=1000, limit_pkts=limit))
         iperf_server(lab, path.b)
         doc = iperf_client(path.a, path.addr_b, seconds, "-u", "-b", str(int(rate_bps * 1.2)),
                            "-l", str(UDP_PAYLOAD))
@@ -170,7 +171,7 @@ def test_rate_limit_met_within_2_percent(rate_bps):
 
 
 def test_one_reno_flow_fills_link_with_bdp_buffer():
-    """DESIGN 6: one Reno flow fills a link whose buffer is one BDP to >= 95%.
+    """docs/DESIGN.md §6: one Reno flow fills a link whose buffer is one BDP to >= 95%.
 
     With B = BDP, Reno's window saw-tooths between BDP and 2 BDP after each
     loss, so the queue empties only at the bottom of each tooth: the link
@@ -180,7 +181,7 @@ def test_one_reno_flow_fills_link_with_bdp_buffer():
     rate, rtt_ms, seconds = 10_000_000, 20, 6
     bdp = math.ceil(rate * rtt_ms / 1e3 / 8 / IP_PACKET)
     with Lab() as lab:
-        path = two_host_path(lab, LinkParams(rate_bps=rate, delay_us=rtt_ms * 500,
+        path = two_hosts(lab, LinkParams(rate_bps=rate, delay_us=rtt_ms * 500,
                                              limit_pkts=bdp))
         iperf_server(lab, path.b)
         doc = iperf_client(path.a, path.addr_b, seconds, "-C", "reno")
@@ -207,7 +208,7 @@ def test_delay_drop_never_reorders(how):
     before = LinkParams(rate_bps=10_000_000, delay_us=200_000)
     schedule = [Change(1.2, "ab", {"delay_us": 20_000})] if how == "scheduled" else []
     with Lab() as lab:
-        path = two_host_path(lab, before, schedule=schedule)
+        path = two_hosts(lab, before, schedule=schedule)
         rx = probe_recv(lab, path.b, 9000, idle=1.0, max_wait=15)
         tx = probe_send(lab, path.a, path.addr_b, 9000, count, pps, size=100)
         if how == "live":
@@ -242,7 +243,7 @@ def test_delay_drop_never_reorders(how):
 def test_random_loss_within_binomial_bounds(p, count):
     seed = random.SystemRandom().randrange(1 << 32)
     with Lab() as lab:
-        path = two_host_path(lab, LinkParams(delay_us=1000, loss=p), seed=seed)
+        path = two_hosts(lab, LinkParams(delay_us=1000, loss=p), seed=seed)
         rx = probe_recv(lab, path.b, 9001, idle=0.5, max_wait=15)
         tx = probe_send(lab, path.a, path.addr_b, 9001, count, pps=10_000, size=32)
         probe_result(tx, timeout=15)
@@ -270,7 +271,7 @@ def test_drop_tail_queue_log(tmp_path):
     """
     qlog = tmp_path / "q.csv"
     with Lab() as lab:
-        path = two_host_path(lab, LinkParams(rate_bps=1_000_000, limit_pkts=10), qlog=qlog)
+        path = two_hosts(lab, LinkParams(rate_bps=1_000_000, limit_pkts=10), qlog=qlog)
         rx = probe_recv(lab, path.b, 9002, idle=0.5, max_wait=10)
         tx = probe_send(lab, path.a, path.addr_b, 9002, count=100, pps=10_000, size=1000)
         probe_result(tx, timeout=10)
@@ -293,7 +294,7 @@ def test_cleanup_after_failure():
     """An exception inside the Lab still removes namespaces, process, devices and socket."""
     with pytest.raises(RuntimeError, match="boom"):
         with Lab() as lab:
-            path = two_host_path(lab, LinkParams(delay_us=1000))
+            path = two_hosts(lab, LinkParams(delay_us=1000))
             proc, ctl, names = path.link.proc, path.link.ctl_path, [path.a.name, path.b.name]
             assert os.path.exists(ctl)
             raise RuntimeError("boom")
@@ -302,9 +303,29 @@ def test_cleanup_after_failure():
     assert not set(names) & set(netns.owned_namespaces())
 
 
+def test_a_new_lab_sweeps_what_a_killed_run_left():
+    """A run killed with SIGKILL cleans nothing; the next Lab removes its namespaces
+    (their names carry the dead owner's pid) and what runs inside them."""
+    code = ("import os, signal, subprocess\n"
+            "from vegaskit.testbed.netns import Lab\n"
+            "lab = Lab().__enter__()\n"
+            "ns = lab.netns('orphan')\n"
+            "subprocess.Popen(ns.cmd(['sleep', '3171']))\n"
+            "print(ns.name, flush=True)\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    name = r.stdout.strip()
+    assert r.returncode == -signal.SIGKILL and name in netns.owned_namespaces()
+    with Lab():
+        pass
+    assert name not in netns.owned_namespaces()
+    left = subprocess.run(["pgrep", "-f", "sleep 3171"], capture_output=True, text=True)
+    assert left.stdout == "", f"a process of the killed run survived: {left.stdout}"
+
+
 def test_sigint_exits_cleanly_with_counters():
     with Lab() as lab:
-        path = two_host_path(lab, LinkParams(delay_us=1000))
+        path = two_hosts(lab, LinkParams(delay_us=1000))
         ping_rtts_ms(path.a, path.addr_b, count=2, gap=0)
         path.link.proc.send_signal(signal.SIGINT)
         stats = path.link.stop()

@@ -21,9 +21,10 @@ import pytest
 from conftest import loaded, vegasctl, vegasctl_json
 from vegaskit.testbed import iperf
 from vegaskit.testbed.netns import Lab
-from vegaskit.testbed.path import RECEIVER_ADDR, SENDER_ADDR, bottleneck_path
+from vegaskit.testbed.topology import htb_path, receiver_addr, sender_addr
 
 pytestmark = pytest.mark.kernel
+SENDER, RECEIVER = sender_addr(), receiver_addr()
 
 WALKS = {"sk_storage": "iter_sk_storage_map", "tcp": "iter_tcp_sk_storage"}
 # vegasctl acts as if the kernel refused this feature with EPERM (loader/vk_registry.c)
@@ -46,11 +47,11 @@ def snapshots(kernel_features):
     would differ for a reason that is not the walk's)."""
     walks = [v for v, feat in WALKS.items() if kernel_features[feat]]
     with loaded("vegas", "--name", "vk_flows") as cc, Lab() as lab:
-        path = bottleneck_path(lab, 20_000_000, 100)
+        path = htb_path(lab, 20_000_000, 100)
         iperf.server(lab, path.receiver, 5201)
         iperf.server(lab, path.receiver, 5202)
-        fwd = iperf.client(lab, path.sender, RECEIVER_ADDR, 5201, cc, 6)
-        rev = lab.spawn(path.sender, ["iperf3", "-c", RECEIVER_ADDR, "-p", "5202", "-C", cc,
+        fwd = iperf.client(lab, path.sender, RECEIVER, 5201, cc, 6)
+        rev = lab.spawn(path.sender, ["iperf3", "-c", RECEIVER, "-p", "5202", "-C", cc,
                                       "-t", "6", "-R"])
         for _ in range(30):                     # both data connections deciding
             time.sleep(0.2)
@@ -83,8 +84,8 @@ def test_per_namespace_walk_sees_every_namespace(snapshots):
     snap, inodes, cc = snapshots
     tcp = snap["tcp"]
     data_senders = {(n, sa) for n, sa, sp, da, dp, c in tcp if c == cc and (dp == 5201 or sp == 5202)}
-    assert (inodes["sender"], SENDER_ADDR) in data_senders, tcp
-    assert (inodes["receiver"], RECEIVER_ADDR) in data_senders, tcp
+    assert (inodes["sender"], SENDER) in data_senders, tcp
+    assert (inodes["receiver"], RECEIVER) in data_senders, tcp
     assert tcp == snap["auto"], "the default walk and the per-namespace walk disagree"
     assert snap["receiver_only"] == {f for f in tcp if f[0] == inodes["receiver"]}
     assert snap["receiver_only"]

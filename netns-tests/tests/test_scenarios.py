@@ -131,7 +131,7 @@ def test_two_vegas_flows_share_fairly(results):
     For Linux's alpha..beta = 2..4 that is up to 2.5:1 from the band, Jain
     0.83 with equal baseRTTs; CI has seen 2.1:1 (0.887). With alpha = beta a
     flow holds at one value of diff only: (3 + 1) / 3 for 3, so the bound is
-    0.96 with equal baseRTTs (the issue's "Jain >= 0.9"), 0.91 with the 1.3
+    0.96 with equal baseRTTs (the "Jain >= 0.9" we require of Vegas), 0.91 with the 1.3
     of different ones; seed 001 (2.2 and 4) cites alpha = beta as the fair
     setting."""
     summaries, base = results["vegas_pair"]
@@ -148,7 +148,7 @@ def test_single_vegas_flow_no_loss_small_queue(results):
     backlog <= beta (4) plus the one-packet-per-RTT step: no retransmission
     there, and a mean queue <= beta + 2.
 
-    Partial against the issue's "zero retransmissions": Linux's Vegas slow
+    Weaker than "zero retransmissions" from the start: Linux's Vegas slow
     start (ours follows it) tests gamma on the minimum RTT of a round in which
     the window doubles, and the first packets of a round find the queue empty,
     so it leaves slow start one RTT late (cwnd ~88, a few packets lost) or not

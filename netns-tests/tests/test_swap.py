@@ -1,4 +1,4 @@
-"""Hot-swapping on a live host (issue 6): swap chains under load, in-place upgrade,
+"""Hot-swapping on a live host: swap chains under load, in-place upgrade,
 baseRTT carry-over, and unloading a controller that still has connections.
 
 Swaps run in the sender namespace of the testbed's sender -> router -> receiver
@@ -21,9 +21,10 @@ from conftest import available_cc, loaded, vegasctl, vegasctl_json
 from vegaskit.testbed import iperf, runner
 from vegaskit.testbed.netns import Lab, Netns
 from vegaskit.testbed.scenario import Scenario
-from vegaskit.testbed.path import RECEIVER_ADDR, bottleneck_path
+from vegaskit.testbed.topology import htb_path, receiver_addr
 
 pytestmark = pytest.mark.kernel
+RECEIVER = receiver_addr()
 
 ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
 CHECK_PORT = 7100
@@ -77,11 +78,11 @@ def test_swap_chain_under_load_200_connections(allow_cubic, tmp_path):
     conns, seconds = 200, 24
     chain = ["bpf_vegas", "bpf_vegas_a", "reno", "cubic"]
     with loaded("vegas", "--unrestricted"), loaded("vegas_a", "--unrestricted"), Lab() as lab:
-        path = bottleneck_path(lab, 50_000_000, 500)
+        path = htb_path(lab, 50_000_000, 500)
         srv = spawn_checkstream(lab, path.receiver, "server", "--port", str(CHECK_PORT),
                                 "--conns", str(conns), "--report", str(tmp_path / "srv.json"))
         assert srv.stdout.readline().strip() == b"listening"
-        cli = spawn_checkstream(lab, path.sender, "client", "--addr", RECEIVER_ADDR, "--port",
+        cli = spawn_checkstream(lab, path.sender, "client", "--addr", RECEIVER, "--port",
                                 str(CHECK_PORT), "--conns", str(conns), "--seconds", str(seconds),
                                 "--cc", "cubic", "--rate", "40e6",
                                 "--report", str(tmp_path / "cli.json"))
@@ -112,15 +113,15 @@ def flows_on(port: int) -> list[dict]:
 @pytest.mark.needs_kernel("link_update")
 def test_in_place_upgrade_new_connections_get_new_parameters():
     with loaded("vegas", "--name", "vk_up") as name, Lab() as lab:
-        path = bottleneck_path(lab, 20_000_000, 100)
+        path = htb_path(lab, 20_000_000, 100)
         iperf.server(lab, path.receiver, 5201)
-        old = iperf.client(lab, path.sender, RECEIVER_ADDR, 5201, name, 8)
+        old = iperf.client(lab, path.sender, RECEIVER, 5201, name, 8)
         time.sleep(2)
         r = vegasctl("load", "vegas", "--name", name, "--replace", "alpha=6", "beta=9")
         assert r.stdout.startswith("replaced")
         assert name in available_cc()
         iperf.server(lab, path.receiver, 5202)
-        new = iperf.client(lab, path.sender, RECEIVER_ADDR, 5202, name, 4)
+        new = iperf.client(lab, path.sender, RECEIVER, 5202, name, 4)
         time.sleep(2.5)
         old_flows, new_flows = flows_on(5201), flows_on(5202)
         iperf.wait(old, name, 20)
@@ -184,13 +185,13 @@ time_scale = 1.0
 def test_unload_with_active_connections_they_complete_intact(tmp_path):
     conns, seconds = 20, 8
     with Lab() as lab:
-        path = bottleneck_path(lab, 20_000_000, 100)
+        path = htb_path(lab, 20_000_000, 100)
         vegasctl("load", "vegas", "--name", "vk_gone")
         try:
             srv = spawn_checkstream(lab, path.receiver, "server", "--port", str(CHECK_PORT),
                                     "--conns", str(conns), "--report", str(tmp_path / "s.json"))
             assert srv.stdout.readline().strip() == b"listening"
-            cli = spawn_checkstream(lab, path.sender, "client", "--addr", RECEIVER_ADDR,
+            cli = spawn_checkstream(lab, path.sender, "client", "--addr", RECEIVER,
                                     "--port", str(CHECK_PORT), "--conns", str(conns),
                                     "--seconds", str(seconds), "--cc", "vk_gone",
                                     "--report", str(tmp_path / "c.json"))

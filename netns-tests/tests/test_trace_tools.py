@@ -1,7 +1,7 @@
 """The kernel-side trace tools (tools/trace) on real traffic, for reno and bpf_vegas.
 
 One run per controller: two iperf3 flows of that controller share the testbed's
-20 Mbit/s, 100-packet bottleneck (testbed/path.py), to server ports A and B. Every
+20 Mbit/s, 100-packet bottleneck (topology.htb_path), to server ports A and B. Every
 tool is started before the traffic (and waited for: its header line is the
 readiness signal), filtered on flow A (-R A, or `0 A` for the .bt scripts; a few
 extra instances filter on -L B or summarise per interval), and stopped with SIGINT
@@ -101,10 +101,11 @@ from conftest import loaded
 from vegaskit import paths
 from vegaskit.testbed import iperf
 from vegaskit.testbed.netns import Lab
-from vegaskit.testbed.path import RECEIVER_ADDR, SENDER_ADDR, bottleneck_path
+from vegaskit.testbed.topology import htb_path, receiver_addr, sender_addr
 from vegaskit.testbed.shaping import QDISC_HANDLE
 
 pytestmark = pytest.mark.kernel
+SENDER, RECEIVER = sender_addr(), receiver_addr()
 
 TRACE = paths.REPO / "tools" / "trace"
 PY = sys.executable          # the venv: it sees Debian's bcc bindings
@@ -222,7 +223,7 @@ def records(run, key: str) -> list[Rec]:
 def data_flow(recs: list[Rec]) -> list[Rec]:
     """Flow A's data connection: the sender's socket with the most records (the
     other one to port A is iperf3's control connection)."""
-    mine = [r for r in recs if r.laddr == SENDER_ADDR and r.raddr == RECEIVER_ADDR
+    mine = [r for r in recs if r.laddr == SENDER and r.raddr == RECEIVER
             and r.rport == PORT_A]
     assert mine, "no records of flow A"
     counts: dict[int, int] = {}
@@ -235,7 +236,7 @@ def data_flow(recs: list[Rec]) -> list[Rec]:
 # ---------------------------------------------------------------- the runs
 
 @dataclass
-class Run:
+class ToolRun:
     cc: str
     flow_a: iperf.FlowResult
     flow_b: iperf.FlowResult
@@ -273,9 +274,9 @@ def _wait_ready(procs: dict, files: dict) -> None:
         time.sleep(0.05)
 
 
-def traced_run(cc: str, tmp: Path) -> Run:
+def traced_run(cc: str, tmp: Path) -> ToolRun:
     with Lab() as lab:
-        path = bottleneck_path(lab, RATE, BUFFER)
+        path = htb_path(lab, RATE, BUFFER)
         procs, files, handles = {}, {}, []
         try:
             for key, tool in TOOLS.items():
@@ -287,9 +288,9 @@ def traced_run(cc: str, tmp: Path) -> Run:
             time.sleep(0.2)
             iperf.server(lab, path.receiver, PORT_A)
             iperf.server(lab, path.receiver, PORT_B)
-            ca = iperf.client(lab, path.sender, RECEIVER_ADDR, PORT_A, cc, SECONDS,
+            ca = iperf.client(lab, path.sender, RECEIVER, PORT_A, cc, SECONDS,
                               interval=IPERF_INTERVAL)
-            cb = iperf.client(lab, path.sender, RECEIVER_ADDR, PORT_B, cc, SECONDS,
+            cb = iperf.client(lab, path.sender, RECEIVER, PORT_B, cc, SECONDS,
                               interval=IPERF_INTERVAL)
             timer = threading.Timer(SQUEEZE_AT, _squeeze, args=(path,))
             timer.start()
@@ -319,13 +320,13 @@ def traced_run(cc: str, tmp: Path) -> Run:
         finally:
             for h in handles:
                 h.close()
-    return Run(cc, flow_a, flow_b,
+    return ToolRun(cc, flow_a, flow_b,
                {k: f[0].read_text() for k, f in files.items()},
                {k: f[1].read_text() for k, f in files.items()}, rc)
 
 
 @pytest.fixture(scope="module", params=["reno", "vegas"])
-def run(request, tmp_path_factory) -> Run:
+def run(request, tmp_path_factory) -> ToolRun:
     tmp = tmp_path_factory.mktemp(f"trace-{request.param}")
     if request.param == "reno":
         return traced_run("reno", tmp)
@@ -545,7 +546,7 @@ def test_interval_summaries(run, key):
     assert {int(r["rport"]) for r in rows} == {PORT_A}
     events = data_flow(records(run, key.replace("-1s", "")))
     lport = events[0].lport
-    mine = [r for r in rows if int(r["lport"]) == lport and r["laddr"] == SENDER_ADDR]
+    mine = [r for r in rows if int(r["lport"]) == lport and r["laddr"] == SENDER]
     kind = TOOLS[key].kind
     if kind == "cwnd":
         # one line per interval with samples: the flow lasted SECONDS (+ start/stop)

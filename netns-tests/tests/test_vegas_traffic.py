@@ -1,6 +1,6 @@
 """bpf_vegas carrying real iperf3 traffic through a 20 Mbit/s, 100-packet bottleneck.
 
-The setup (testbed/path.py): sender -> router -> receiver, HTB 20 Mbit/s with a
+The setup (topology.htb_path): sender -> router -> receiver, HTB 20 Mbit/s with a
 pfifo of 100 packets on the router, no propagation delay. One 1514-byte frame
 takes 0.61 ms to serialize, so baseRTT is ~0.6 ms and the BDP is ~1 packet: the
 buffer (100 packets) is far larger than the BDP, and every packet of backlog
@@ -19,17 +19,50 @@ Margins, from that physics:
   several, hence retransmissions > 0.
 """
 import statistics
+import threading
+from dataclasses import dataclass
 
 import pytest
 
 from conftest import loaded, vegasctl
-from vegaskit.testbed.single_flow import single_flow
+from vegaskit.testbed import iperf
+from vegaskit.testbed.iperf import FlowResult
+from vegaskit.testbed.netns import Lab
+from vegaskit.testbed.shaping import QueueMonitor
+from vegaskit.testbed.topology import htb_path, receiver_addr
 
 pytestmark = pytest.mark.kernel
 
 RATE = 20_000_000
 BUFFER = 100
 SECONDS = 8
+
+
+@dataclass
+class HtbFlow:
+    flow: FlowResult
+    queue: QueueMonitor
+    drops: int
+
+
+def single_flow(cc: str, rate_bps: int, limit_pkts: int, seconds: float,
+                at: list[tuple[float, callable]] = ()) -> HtbFlow:
+    """One iperf3 flow through the HTB path, its queue watched; each (t, fn) in
+    `at` is called t seconds into the flow."""
+    with Lab() as lab:
+        path = htb_path(lab, rate_bps, limit_pkts)
+        iperf.server(lab, path.receiver, 5201)
+        with QueueMonitor(path.router, path.bottleneck_dev) as qm:
+            p = iperf.client(lab, path.sender, receiver_addr(), 5201, cc, seconds)
+            timers = [threading.Timer(t, fn) for t, fn in at]
+            for t in timers:
+                t.start()
+            try:
+                flow = iperf.wait(p, cc, timeout=seconds + 30)
+            finally:
+                for t in timers:
+                    t.cancel()
+        return HtbFlow(flow, qm, qm.samples[-1][2] if qm.samples else 0)
 
 
 def queue_mean(run, t0, t1):

@@ -92,8 +92,8 @@ static struct dir dirs[2];	/* [0] a->b, [1] b->a */
 static uint64_t t0;
 
 /*
- * Timer wake-ups on this machine kind (a Firecracker VM) come 55-360 us late,
- * 140 us on average, SCHED_FIFO or not: two of them would eat most of the
+ * Timer wake-ups in a virtual machine can come 55-360 us late (140 us on
+ * average measured on our 2-core VMs), SCHED_FIFO or not: two of them would eat most of the
  * 0.5 ms RTT budget. So a release is armed `guard` early and the last stretch
  * is busy-polled (ppoll with a zero timeout plus sched_yield(), still
  * serving the fds and yielding the CPU to anyone runnable). The guard follows

@@ -26,7 +26,7 @@
 
 /*
  * TSO/GSO/GRO off, so the stack hands the TUN one real packet per skb and
- * every queue counts real packets (DESIGN 6). Without IFF_VNET_HDR a TUN has
+ * every queue counts real packets (docs/DESIGN.md §6). Without IFF_VNET_HDR a TUN has
  * no hardware offloads anyway and software GSO is segmented before the
  * driver, but GSO still makes TCP build 64 KB bursts; turn it off. The legacy
  * ethtool commands reach the generic feature code, no driver op needed.

@@ -1,4 +1,4 @@
-"""Unit tests for vegaskit.analysis.metrics (definitions: DESIGN section 6).
+"""Unit tests for vegaskit.analysis.metrics (definitions: docs/DESIGN.md §6).
 
 Expected values are computed by hand in the comments next to each assertion.
 """
@@ -426,64 +426,6 @@ def test_loss_rate():
 def test_loss_rate_rejects(lost, sent):
     with pytest.raises(ValueError):
         m.loss_rate(lost, sent)
-
-
-# --------------------------------------------------------------------------
-# completion_time / time_to_bytes
-
-
-def test_completion_time():
-    assert m.completion_time(1.5, 4.0) == approx(2.5)  # 4.0 - 1.5
-    assert m.completion_time(3, 3) == 0.0
-    with pytest.raises(ValueError):
-        m.completion_time(4, 3)
-    with pytest.raises(ValueError):
-        m.completion_time(0, math.inf)
-
-
-BYTES = [(0, 1, 100), (1, 2, 100), (2, 4, 200)]
-
-
-@pytest.mark.parametrize(
-    "target, expected",
-    [
-        (50, 0.5),  # half of the first 100 B in [0, 1] -> 0 + 1*50/100
-        (100, 1.0),  # end of first interval
-        (200, 2.0),  # cum 100 before [1,2]; needs 100 of 100 -> 1 + 1*100/100 = 2
-        (250, 2.5),  # cum 200 before [2,4]; needs 50 of 200 -> 2 + 2*50/200 = 2.5
-        (400, 4.0),  # exactly the total
-        (401, None),  # never reached
-    ],
-)
-def test_time_to_bytes(target, expected):
-    got = m.time_to_bytes(BYTES, target)
-    if expected is None:
-        assert got is None
-    else:
-        assert got == approx(expected)
-
-
-def test_time_to_bytes_skips_empty_intervals_and_gaps():
-    # nothing arrives in [0, 1]; 50 of 100 B in [1, 2] -> 1.5
-    assert m.time_to_bytes([(0, 1, 0), (1, 2, 100)], 50) == approx(1.5)
-    # nothing arrives in the gap [1, 5]: 150 B -> 100 in [0,1], 50 of 100 in [5,6] -> 5.5
-    assert m.time_to_bytes([(0, 1, 100), (5, 6, 100)], 150) == approx(5.5)
-
-
-def test_time_to_bytes_composes_with_completion_time():
-    # flow started at 0.2 s; 250 B reached at 2.5 s -> FCT 2.3 s
-    assert m.completion_time(0.2, m.time_to_bytes(BYTES, 250)) == approx(2.3)
-
-
-@pytest.mark.parametrize("target", [0, -5, math.nan])
-def test_time_to_bytes_rejects_target(target):
-    with pytest.raises(ValueError):
-        m.time_to_bytes(BYTES, target)
-
-
-def test_time_to_bytes_rejects_bad_records():
-    with pytest.raises(ValueError):
-        m.time_to_bytes([(0, 1, -100)], 10)
 
 
 # --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ Written once, used by every tool:
 
 The tools use tracepoint fields only: bcc compiles against whatever kernel headers
 it finds, which on this machine are not the running kernel's, so kernel struct
-layouts must never be read through them (DESIGN.md 10).
+layouts must never be read through them (docs/DESIGN.md §10).
 
 stdout carries nothing but the header and the data; diagnostics go to stderr.
 """

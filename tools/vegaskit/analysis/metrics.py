@@ -1,4 +1,4 @@
-"""Evaluation metrics for vegaskit experiments (definitions: DESIGN section 6).
+"""Evaluation metrics for vegaskit experiments (definitions: docs/DESIGN.md §6).
 
 Pure Python 3.11, standard library only.
 
@@ -12,7 +12,7 @@ Interval series
     do not overlap (``t0`` of an interval >= ``t1`` of the one before; gaps are
     allowed and mean "no data", not "zero").  ``value`` is a non-negative
     constant over the interval: bytes in a *byte-count* series (input of
-    :func:`throughput_series` and :func:`time_to_bytes`), bits per second in a
+    :func:`throughput_series`), bits per second in a
     *throughput* series (everything else).  Time-weighted means over a time
     span weight each interval's value by the length of its overlap with the
     span; uncovered time is excluded from both numerator and denominator.
@@ -61,8 +61,6 @@ __all__ = [
     "queue_stats",
     "retransmissions",
     "loss_rate",
-    "completion_time",
-    "time_to_bytes",
     "convergence_time",
 ]
 
@@ -143,7 +141,7 @@ def _mean(xs: Sequence[float]) -> float:
 
 
 def throughput_series(records: Iterable[Sequence[float]]) -> list[Interval]:
-    """Per-interval throughput from bytes-per-interval records (DESIGN section 6).
+    """Per-interval throughput from bytes-per-interval records (docs/DESIGN.md §6).
 
     ``records`` is a byte-count interval series ``[(t0, t1, bytes), ...]``
     (seconds, seconds, bytes), e.g. iperf3 ``-J`` ``intervals[].sum``
@@ -156,7 +154,7 @@ def throughput_series(records: Iterable[Sequence[float]]) -> list[Interval]:
 
 
 def window_mean(series: Iterable[Sequence[float]], t0: float, t1: float) -> float:
-    """Time-weighted mean throughput of ``series`` over ``[t0, t1]`` (DESIGN section 6).
+    """Time-weighted mean throughput of ``series`` over ``[t0, t1]`` (docs/DESIGN.md §6).
 
     ``series`` is a throughput interval series ``[(t0, t1, bps), ...]``.  Each
     interval's value is weighted by the length (seconds) of its overlap with
@@ -175,7 +173,7 @@ def window_mean(series: Iterable[Sequence[float]], t0: float, t1: float) -> floa
 
 
 def second_half_mean(series: Iterable[Sequence[float]], t_start: float, t_end: float) -> float:
-    """Mean throughput over the second half of a flow's active period (DESIGN section 6).
+    """Mean throughput over the second half of a flow's active period (docs/DESIGN.md §6).
 
     The flow is active over ``[t_start, t_end]`` (seconds).  The result is the
     time-weighted mean (bits/s) of the throughput interval series ``series``
@@ -196,7 +194,7 @@ def second_half_mean(series: Iterable[Sequence[float]], t_start: float, t_end: f
 
 
 def jain_index(xs: Iterable[float]) -> float:
-    """Jain's fairness index J = (sum x)^2 / (n * sum x^2) (DESIGN section 6).
+    """Jain's fairness index J = (sum x)^2 / (n * sum x^2) (docs/DESIGN.md §6).
 
     ``xs`` are per-flow allocations (normally throughputs in bits/s; J is
     dimensionless and scale-invariant).  For n values ``1/n <= J <= 1``;
@@ -226,7 +224,7 @@ def jain_index(xs: Iterable[float]) -> float:
 def inter_protocol_ratio(
     throughputs_by_variant: Mapping[str, Sequence[float]], a: str, b: str
 ) -> float:
-    """Inter-protocol throughput ratio (DESIGN section 6; seed 000, Table 3).
+    """Inter-protocol throughput ratio (docs/DESIGN.md §6; seed 000, Table 3).
 
     ``throughputs_by_variant`` maps a variant name (e.g. ``"vegas"``,
     ``"reno"``) to the per-flow throughputs (bits/s) of the flows running that
@@ -253,7 +251,7 @@ def inter_protocol_ratio(
 
 
 def utilisation(total_throughput_bps: float, link_rate_bps: float) -> float:
-    """Link utilisation = total throughput / link rate (DESIGN section 6).
+    """Link utilisation = total throughput / link rate (docs/DESIGN.md §6).
 
     Both arguments in bits per second, result dimensionless.  Not clamped:
     a value slightly above 1 indicates goodput/link-rate accounting or timing
@@ -281,7 +279,7 @@ def _exact_q(q: object) -> Fraction:
 
 
 def weighted_percentile(values: Sequence[float], weights: Sequence[float], q: float) -> float:
-    """Nearest-rank q-th percentile of a weighted distribution (DESIGN section 6).
+    """Nearest-rank q-th percentile of a weighted distribution (docs/DESIGN.md §6).
 
     Returns the smallest value ``v`` among those with positive weight such
     that the total weight on values ``<= v`` is at least ``q/100`` of the
@@ -315,7 +313,7 @@ def weighted_percentile(values: Sequence[float], weights: Sequence[float], q: fl
 
 
 def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank q-th percentile of ``values`` (DESIGN section 6).
+    """Nearest-rank q-th percentile of ``values`` (docs/DESIGN.md §6).
 
     With the n values sorted ascending, returns ``sorted[ceil(q/100 * n) - 1]``
     (``sorted[0]`` for q = 0): the smallest observed value such that at least
@@ -336,7 +334,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 def queue_stats(
     samples: Sequence[Sequence[float]], t_end: float | None = None
 ) -> QueueStats:
-    """Time-weighted mean and p95 of a sampled queue length (DESIGN section 6).
+    """Time-weighted mean and p95 of a sampled queue length (docs/DESIGN.md §6).
 
     ``samples`` are ``(t_seconds, packets)`` point samples in non-decreasing
     time order, possibly irregularly spaced.  The queue length is a step
@@ -392,7 +390,7 @@ def queue_stats(
 
 
 def retransmissions(per_interval: Iterable[int]) -> int:
-    """Total retransmitted segments (DESIGN section 6).
+    """Total retransmitted segments (docs/DESIGN.md §6).
 
     ``per_interval`` are the sender's per-interval retransmission counts
     (iperf3 ``-J`` ``intervals[].sum.retransmits``, segments).  Returns their
@@ -409,7 +407,7 @@ def retransmissions(per_interval: Iterable[int]) -> int:
 
 
 def loss_rate(lost: float, sent: float) -> float:
-    """Loss (or retransmission) rate = lost / sent (DESIGN section 6).
+    """Loss (or retransmission) rate = lost / sent (docs/DESIGN.md §6).
 
     ``lost`` and ``sent`` are counts in the same unit (packets or segments;
     for TCP, ``lost`` is usually the retransmission count).  Result in
@@ -426,47 +424,6 @@ def loss_rate(lost: float, sent: float) -> float:
 
 
 # --------------------------------------------------------------------------
-# completion times
-
-
-def completion_time(start: float, end: float) -> float:
-    """Flow completion time = end - start, seconds (DESIGN section 6).
-
-    Raises ValueError if ``end < start`` or either is non-finite.
-    """
-    s = _finite(start, "start")
-    e = _finite(end, "end")
-    if e < s:
-        raise ValueError(f"end ({end}) is before start ({start})")
-    return e - s
-
-
-def time_to_bytes(records: Iterable[Sequence[float]], target_bytes: float) -> float | None:
-    """Time at which a flow's cumulative byte count reaches a target (DESIGN section 6).
-
-    ``records`` is a byte-count interval series ``[(t0, t1, bytes), ...]``
-    (iperf3 ``-J`` intervals).  Bytes are assumed to arrive at a constant rate
-    within an interval and not at all in gaps between intervals, so the
-    crossing time is linearly interpolated inside the interval in which the
-    cumulative count first reaches ``target_bytes``.  Returns that absolute
-    time in seconds (same clock as the records; subtract the start, e.g. with
-    :func:`completion_time`, for a duration), or None if the total never
-    reaches the target.  Raises ValueError if ``target_bytes <= 0`` or the
-    records are invalid.
-    """
-    target = _finite(target_bytes, "target_bytes")
-    if target <= 0:
-        raise ValueError(f"target_bytes must be > 0, got {target_bytes!r}")
-    cum = 0.0
-    for t0, t1, b in _series(records, "records"):
-        if b > 0 and cum + b >= target:
-            t = t0 + (t1 - t0) * (target - cum) / b
-            return min(max(t, t0), t1)
-        cum += b
-    return None
-
-
-# --------------------------------------------------------------------------
 # convergence
 
 
@@ -476,7 +433,7 @@ def convergence_time(
     window: float = 1.0,
     threshold: float = 0.95,
 ) -> float | None:
-    """Time for flows to converge to a fair share after a join (DESIGN section 6).
+    """Time for flows to converge to a fair share after a join (docs/DESIGN.md §6).
 
     ``per_flow_series`` holds one throughput interval series (bits/s) per
     flow, as a mapping (flow id -> series) or a sequence of series.  Time

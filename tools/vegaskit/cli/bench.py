@@ -24,8 +24,9 @@ from pathlib import Path
 from vegaskit import intf, paths
 from vegaskit.paths import VEGASCTL
 from vegaskit.testbed import iperf
-from vegaskit.testbed.linkemu import LinkParams, two_host_path
+from vegaskit.testbed.linkemu import LinkParams
 from vegaskit.testbed.netns import Lab
+from vegaskit.testbed.topology import TwoHosts, two_hosts, veth_pair
 from vegaskit.testbed.vtrace import Trace
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
@@ -40,19 +41,11 @@ def busy_jiffies() -> int:
     return user + nice + system + irq + softirq
 
 
-def veth_pair(lab: Lab):
-    a, b = lab.netns("a"), lab.netns("b")
-    lab.veth(a, "va", b, "vb")
-    a.run(["ip", "addr", "add", "198.18.20.1/30", "dev", "va"])
-    b.run(["ip", "addr", "add", "198.18.20.2/30", "dev", "vb"])
-    return a, b
-
-
-def one_flow(lab, a, b, cc: str, port: int) -> tuple[float, float]:
+def one_flow(lab, p: TwoHosts, cc: str, port: int) -> tuple[float, float]:
     """(bytes/s, CPU-seconds per GB) of one SECONDS-long flow."""
-    iperf.server(lab, b, port)
+    iperf.server(lab, p.b, port)
     j0, t0 = busy_jiffies(), time.monotonic()
-    r = iperf.wait(iperf.client(lab, a, "198.18.20.2", port, cc, SECONDS), cc, SECONDS + 30)
+    r = iperf.wait(iperf.client(lab, p.a, p.addr_b, port, cc, SECONDS), cc, SECONDS + 30)
     cpu_s = (busy_jiffies() - j0) / os.sysconf("SC_CLK_TCK")
     gb = r.bytes_received / 1e9
     return r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb
@@ -62,13 +55,13 @@ def bench_overhead() -> dict:
     per_cc = {cc: [] for cc in KERNEL + OURS}
     rate = {cc: [] for cc in KERNEL + OURS}
     with Lab() as lab:
-        a, b = veth_pair(lab)
+        p = veth_pair(lab)
         port = 6000
         for rnd in range(ROUNDS):
             order = (KERNEL + OURS) if rnd % 2 == 0 else list(reversed(KERNEL + OURS))
             for cc in order:
                 port += 1
-                bps, cpu_per_gb = one_flow(lab, a, b, cc, port)
+                bps, cpu_per_gb = one_flow(lab, p, cc, port)
                 per_cc[cc].append(cpu_per_gb)
                 rate[cc].append(bps * 8)
     med = {cc: statistics.median(v) for cc, v in per_cc.items()}
@@ -80,16 +73,16 @@ def bench_overhead() -> dict:
 def bench_tracing() -> dict:
     off, on, lost, records = [], [], [], []
     with Lab() as lab:
-        a, b = veth_pair(lab)
+        p = veth_pair(lab)
         port = 7000
         for rnd in range(ROUNDS):
             for mode in (("off", "on") if rnd % 2 == 0 else ("on", "off")):
                 port += 1
                 if mode == "off":
-                    off.append(one_flow(lab, a, b, "bpf_vegas", port)[0] * 8)
+                    off.append(one_flow(lab, p, "bpf_vegas", port)[0] * 8)
                     continue
                 with Trace("--controller", "bpf_vegas") as t:
-                    on.append(one_flow(lab, a, b, "bpf_vegas", port)[0] * 8)
+                    on.append(one_flow(lab, p, "bpf_vegas", port)[0] * 8)
                 lost.append(t.lost or 0)
                 records.append(len(t.records))
     return {"gbit_s_off": statistics.median(off) / 1e9, "gbit_s_on": statistics.median(on) / 1e9,
@@ -100,12 +93,12 @@ def bench_tracing() -> dict:
 
 def bench_linkemu() -> dict:
     with Lab() as lab:
-        p = two_host_path(lab, LinkParams(rate_bps=0, delay_us=0, limit_pkts=1000))
+        p = two_hosts(lab, LinkParams(rate_bps=0, delay_us=0, limit_pkts=1000))
         iperf.server(lab, p.b, 5201)
         r = iperf.wait(iperf.client(lab, p.a, p.addr_b, 5201, "cubic", SECONDS), "cubic", 60)
         max_rate = r.bps_received
     with Lab() as lab:
-        p = two_host_path(lab, LinkParams(rate_bps=0, delay_us=20_000, limit_pkts=1000))
+        p = two_hosts(lab, LinkParams(rate_bps=0, delay_us=20_000, limit_pkts=1000))
         rtts = []
         for _ in range(20):
             out = p.a.run(["ping", "-c", "1", "-q", p.addr_b])
@@ -117,17 +110,17 @@ def bench_linkemu() -> dict:
 def bench_swap(conns: int = 200) -> dict:
     times = []
     with Lab() as lab:
-        a, b = veth_pair(lab)
-        srv = lab.spawn(b, [sys.executable, "-m", "vegaskit.testbed.checkstream", "server", "--port", "7100",
+        p = veth_pair(lab)
+        srv = lab.spawn(p.b, [sys.executable, "-m", "vegaskit.testbed.checkstream", "server", "--port", "7100",
                             "--conns", str(conns), "--report", "/dev/null"])
         srv.stdout.readline()
-        lab.spawn(a, [sys.executable, "-m", "vegaskit.testbed.checkstream", "client", "--addr",
-                      "198.18.20.2", "--port", "7100", "--conns", str(conns), "--seconds", "30",
+        lab.spawn(p.a, [sys.executable, "-m", "vegaskit.testbed.checkstream", "client", "--addr",
+                      p.addr_b, "--port", "7100", "--conns", str(conns), "--seconds", "30",
                       "--rate", "20e6", "--report", "/dev/null"])
         time.sleep(4)
         for k in range(ROUNDS * 2):
             target = ("bpf_vegas", "bpf_vegas_a")[k % 2]
-            out = subprocess.run([VEGASCTL, "swap", target, "--netns", a.name, "--established-only",
+            out = subprocess.run([VEGASCTL, "swap", target, "--netns", p.a.name, "--established-only",
                                   "--json"], capture_output=True, text=True, check=True).stdout
             res = json.loads(out)
             times.append(res["move_ms"])

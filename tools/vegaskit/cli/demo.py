@@ -8,7 +8,6 @@ CSVs go to build/demo/.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from vegaskit import paths
 from vegaskit.testbed import runner

@@ -1,7 +1,7 @@
 """Emulated links: build/linkemu (a userspace delay line, rate and drop-tail queue).
 
 One linkemu process is one link, both directions, between a TUN device in one
-namespace and a TUN device in another (netns-tests/linkemu/, `linkemu --help`).
+namespace and a TUN device in another (tools/linkemu/, `linkemu --help`).
 Per direction: drop-tail queue (packets) -> serializer at `rate_bps` -> delay
 line of `delay_us`; random loss hits packets on the wire. `rate_bps` counts IP
 packet bytes (what a TUN carries: IP header included, no link-layer framing),
@@ -24,7 +24,6 @@ import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from vegaskit import paths
 
@@ -205,36 +204,3 @@ def _read_line(proc: subprocess.Popen, timeout: float) -> str:
             break
         buf += chunk
     return buf.decode().strip()
-
-
-# The calibration path: two hosts, one emulated link, a /30 from the benchmarking range.
-ADDR_A = "198.18.10.1"
-ADDR_B = "198.18.10.2"
-
-
-@dataclass
-class TwoHostPath:
-    a: Netns
-    b: Netns
-    link: Link
-    dev_a: str = "emu-a"
-    dev_b: str = "emu-b"
-    addr_a: str = ADDR_A
-    addr_b: str = ADDR_B
-
-
-def two_host_path(lab: Lab, ab: LinkParams, ba: LinkParams | None = None,
-                  **link_kw) -> TwoHostPath:
-    """Hosts a and b joined by one emulated link: a's emu-a 198.18.10.1/30, b's emu-b .2.
-
-    IPv6 is off in both namespaces, so nothing but the test's own traffic
-    (no router solicitations, no MLD) crosses the link and its counters.
-    """
-    a, b = lab.netns("a"), lab.netns("b")
-    for ns in (a, b):
-        ns.sysctl("net.ipv6.conf.all.disable_ipv6", 1)
-        ns.sysctl("net.ipv6.conf.default.disable_ipv6", 1)
-    link = Link.start(lab, a, "emu-a", b, "emu-b", ab, ba, **link_kw)
-    sh(["ip", "-n", a.name, "addr", "add", f"{ADDR_A}/30", "dev", "emu-a"])
-    sh(["ip", "-n", b.name, "addr", "add", f"{ADDR_B}/30", "dev", "emu-b"])
-    return TwoHostPath(a, b, link)

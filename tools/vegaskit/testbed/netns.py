@@ -42,7 +42,7 @@ class Netns:
         self.run(["sysctl", "-qw", f"{key}={value}"])
 
     def no_offloads(self, dev: str) -> None:
-        """TSO/GSO/GRO off so that every queue counts real packets (DESIGN 6)."""
+        """TSO/GSO/GRO off so that every queue counts real packets (docs/DESIGN.md §6)."""
         self.run(["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"], check=False)
 
 
@@ -97,6 +97,7 @@ class Lab:
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def __enter__(self) -> "Lab":
+        sweep()                 # what a SIGKILLed run (no cleanup of its own) left behind
         self._old_term = None
         try:
             self._old_term = signal.signal(signal.SIGTERM, self._on_term)

@@ -4,7 +4,7 @@
         flows.csv     per-flow, per-interval throughput, cwnd, RTT, retransmissions (iperf3)
         queue.csv     bottleneck queue (R1 -> R2), every change, packets
         trace.csv     per-RTT decisions of vegaskit controllers (vegasctl trace)
-        summary.json  the metrics (DESIGN section 6)
+        summary.json  the metrics (docs/DESIGN.md §6)
         *.png         throughput, queue, and cwnd/RTT/diff/alpha-beta of our flows
 
 Everything the run creates (namespaces, emulators, iperf3, controllers it
@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from pathlib import Path
 from vegaskit import intf
 from vegaskit.analysis import metrics
 
-from . import dumbbell, iperf
+from . import iperf, topology
 from .linkemu import read_qlog
 from .netns import Lab
 from .scenario import Run
@@ -120,8 +119,8 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
     with tempfile.TemporaryDirectory() as tmp, controllers(run) as ours, Lab() as lab, \
             contextlib.ExitStack() as stack:
         qlog = Path(tmp) / "bottleneck.qlog"
-        db = dumbbell.build(lab, [f.access for f in run.flows], run.bottleneck,
-                            [f.egress for f in run.flows], qlog=str(qlog))
+        db = topology.dumbbell(lab, [f.access.params() for f in run.flows], run.bottleneck.params(),
+                               [f.egress.params() for f in run.flows], qlog=str(qlog))
         servers = {}
         for f in run.flows:
             port = BASE_PORT + f.index
@@ -149,7 +148,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
                 f = obj
                 started[f.index] = time.monotonic() - t0    # until the watcher knows better
                 if f.bytes:
-                    args = ["client", "--addr", dumbbell.receiver_addr(f.index), "--port",
+                    args = ["client", "--addr", topology.receiver_addr(f.index), "--port",
                             str(BASE_PORT + f.index), "--bytes", str(f.bytes), "--cc", f.cc,
                             "--interval", str(_interval(run)),
                             "--report", str(Path(tmp) / f"xfer{f.index}-client.json")]
@@ -158,7 +157,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
                                                *args)
                     continue
                 clients[f.index] = iperf.client(
-                    lab, db.senders[f.index - 1], dumbbell.receiver_addr(f.index),
+                    lab, db.senders[f.index - 1], topology.receiver_addr(f.index),
                     BASE_PORT + f.index, f.cc, f.duration, interval=_interval(run), mss=f.mss)
                 watchers.append(_watch_data_start(db.senders[f.index - 1], BASE_PORT + f.index,
                                                   t0, started, f.index))
@@ -276,8 +275,8 @@ def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
         "queue_p95_pkts": qs.p95 if qs else 0,
         "queue_delay_p95_ms": round((qs.p95 if qs else 0) * pkt_time_ms, 2),
         "bottleneck_drops": ab["dropped"], "bottleneck_random_losses": ab["lost"],
-        "bottleneck_loss_rate": round((ab["dropped"] + ab["lost"]) / ab["pkts_in"], 5)
+        "bottleneck_loss_rate": round(metrics.loss_rate(ab["dropped"] + ab["lost"], ab["pkts_in"]), 5)
         if ab["pkts_in"] else 0.0,
-        "retransmits": sum(fl["retransmits"] for fl in flows),
+        "retransmits": metrics.retransmissions(fl["retransmits"] for fl in flows),
         "convergence_s": round(conv, 2) if conv is not None else None,
     }

@@ -23,7 +23,7 @@
     ...
 
 Times scale together, so a CI run is the full one played faster: same
-topology and rates (DESIGN section 7), fewer seconds.
+topology and rates (docs/DESIGN.md §7), fewer seconds.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .dumbbell import LinkSpec
+from .linkemu import LinkParams
 
 DEFAULT_BUFFER = 50         # "Routers use tail-drop policy with a buffer size of 50 packets" (seed 000, V)
 _RATE_RE = re.compile(r"^\s*([0-9.]+)\s*([kKmMgG]?)(bit|bps|b)?\s*$")
@@ -40,6 +40,19 @@ _RATE_RE = re.compile(r"^\s*([0-9.]+)\s*([kKmMgG]?)(bit|bps|b)?\s*$")
 
 class ScenarioError(ValueError):
     pass
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A link as a scenario gives it, the same both ways: the round-trip delay is split evenly."""
+    rate_bps: int
+    rtt_us: int
+    buffer_pkts: int = DEFAULT_BUFFER
+    loss: float = 0.0
+
+    def params(self) -> LinkParams:
+        return LinkParams(rate_bps=self.rate_bps, delay_us=self.rtt_us // 2,
+                          limit_pkts=self.buffer_pkts, loss=self.loss)
 
 
 def parse_rate(v) -> int:
@@ -61,7 +74,7 @@ def link_spec(d: dict, base: LinkSpec | None = None) -> LinkSpec:
     unknown = set(d) - {"rate", "rtt_ms", "buffer", "loss"}
     if unknown:
         raise ScenarioError(f"unknown link keys {sorted(unknown)}")
-    b = base or LinkSpec(0, 0, DEFAULT_BUFFER, 0.0)
+    b = base or LinkSpec(0, 0)
     return LinkSpec(rate_bps=parse_rate(d["rate"]) if "rate" in d else b.rate_bps,
                     rtt_us=int(float(d["rtt_ms"]) * 1000) if "rtt_ms" in d else b.rtt_us,
                     buffer_pkts=int(d.get("buffer", b.buffer_pkts)),
@@ -82,7 +95,8 @@ class Flow:
 
 
 @dataclass
-class Change:
+class ScheduledChange:
+    """A link change at a time of the run (linkemu applies it: linkemu.Change)."""
     at: float
     link: str
     params: dict                # rate_bps / delay_us / limit_pkts / loss, both directions
@@ -97,7 +111,7 @@ class Run:
     duration: float
     bottleneck: LinkSpec
     flows: list[Flow]
-    schedule: list[Change]
+    schedule: list[ScheduledChange]
     controllers: dict[str, str]  # instance name -> "variant args..." to load
     trace: str = "decisions"     # what `vegasctl trace` records: decisions | all | off
 
@@ -202,7 +216,7 @@ class Scenario:
                 params["limit_pkts"] = spec.buffer_pkts
             if "loss" in c:
                 params["loss"] = spec.loss
-            schedule.append(Change(at, link, params))
+            schedule.append(ScheduledChange(at, link, params))
         controllers = {k: fill(v) for k, v in self.doc.get("controllers", {}).items()}
         trace = self.doc.get("trace", "decisions")
         if trace not in ("decisions", "all", "off"):

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import tempfile
 import time
-from pathlib import Path
 
 from vegaskit import paths
 
@@ -79,6 +78,3 @@ class Trace:
                 self.lost = int(word.split()[0])
         self.returncode = self.proc.returncode
 
-    def decisions(self, **match) -> list[dict]:
-        return [r for r in self.records if r["type"] == "decision"
-                and all(r.get(k) == v for k, v in match.items())]

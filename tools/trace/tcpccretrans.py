@@ -19,11 +19,7 @@ bcc tcpretrans -c) with the last CA_STATE, CWND and SSTHRESH.
 """
 from __future__ import annotations
 
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tracecommon as tc  # noqa: E402
+import tracecommon as tc  # the tools' shared code, beside them
 
 EXAMPLES = """\
     tcpccretrans.py                # every retransmission

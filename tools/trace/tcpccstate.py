@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tcpccstate  TCP congestion-state changes (Open, Disorder, CWR, Recovery, Loss)
+"""tcpccstate  TCP congestion-state changes (open, disorder, cwr, recovery, loss)
 of every flow, whatever its congestion controller. bcc, tracepoints only.
 
 USAGE: .venv/bin/python tools/trace/tcpccstate.py [-h] [-T] [-t] [--ktime] [-L PORTS]
@@ -21,11 +21,7 @@ into each state during the interval, with the state and cwnd at its end.
 """
 from __future__ import annotations
 
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tracecommon as tc  # noqa: E402
+import tracecommon as tc  # the tools' shared code, beside them
 
 EXAMPLES = """\
     tcpccstate.py                  # every congestion-state change
@@ -76,7 +72,7 @@ HOOK = r"""
 EVENT_COLS = [*tc.FLOW_COLS, tc.Col("OLD", -8, "old"), tc.Col("NEW", -8, "new"),
               tc.Col("MS", 8, "ms"), tc.Col("CWND", 6, "cwnd"),
               tc.Col("SSTHRESH", 10, "ssthresh"), tc.Col("SRTT_US", 8, "srtt_us")]
-STATE_COUNTS = ["Recovery", "Loss", "CWR", "Disorder", "Open"]
+STATE_COUNTS = ["recovery", "loss", "cwr", "disorder", "open"]
 SUMMARY_COLS = [*tc.FLOW_COLS, *(tc.Col(s.upper(), 8, s.lower()) for s in STATE_COUNTS),
                 tc.Col("STATE", -8, "state"), tc.Col("CWND", 6, "cwnd")]
 

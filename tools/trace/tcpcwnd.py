@@ -29,11 +29,7 @@ layout bcc cannot read safely here); tcpcwnd.bt prints it (RTT_US) through BTF.
 """
 from __future__ import annotations
 
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tracecommon as tc  # noqa: E402
+import tracecommon as tc  # the tools' shared code, beside them
 
 EXAMPLES = """\
     tcpcwnd.py                 # one line per ACK, all flows

@@ -17,6 +17,8 @@ it finds, which on this machine are not the running kernel's, so kernel struct
 layouts must never be read through them (docs/DESIGN.md §10).
 
 stdout carries nothing but the header and the data; diagnostics go to stderr.
+Run them with the project's venv (.venv/bin/python), which sees both Debian's bcc
+bindings and the vegaskit package.
 """
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-CA_STATES = ["Open", "Disorder", "CWR", "Recovery", "Loss"]
+from vegaskit.intf import CA_STATES    # the names vegasctl prints too (bpf/vk_intf.h)
+
 TCP_STATES = {1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1",
               5: "FIN_WAIT2", 6: "TIME_WAIT", 7: "CLOSE", 8: "CLOSE_WAIT",
               9: "LAST_ACK", 10: "LISTEN", 11: "CLOSING", 12: "NEW_SYN_RECV"}

@@ -4,12 +4,11 @@ signature behaviour of each research variant seen from the kernel side.
 """
 from __future__ import annotations
 
-import csv
-from pathlib import Path
 
 import pytest
 
 from conftest import vegasctl_json
+from vegaskit.analysis.records import read_csv
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario
 from vegaskit.testbed.vtrace import parse_csv
@@ -36,11 +35,6 @@ r = {{}}
 time_scale = 1.0
 {controllers}
 """)
-
-
-def read(path: Path) -> list[dict]:
-    with open(path) as f:
-        return list(csv.DictReader(f))
 
 
 def data_flow(records: list[dict]) -> list[dict]:
@@ -71,7 +65,7 @@ def test_every_rtt_has_one_decision(vegas_run):
     10 Mbit/s one packet time (1.2 ms) is 3% of the 40 ms path."""
     sm, out, records, _ = vegas_run
     decisions = data_flow(records)
-    rows = [r for r in read(out / "flows.csv") if r["rtt_us"]]
+    rows = [r for r in read_csv(out / "flows.csv") if r["rtt_us"]]
     rtts = sum((float(r["t1_s"]) - float(r["t0_s"])) / (int(r["rtt_us"]) / 1e6) for r in rows)
     assert 0.9 * rtts <= len(decisions) <= 1.1 * rtts, (len(decisions), rtts)
 
@@ -141,7 +135,7 @@ def test_vegas_fr_holds_a_queue_near_R_in_bytes(tmp_path, mss):
     window moves in whole packets) plus 25% for the queue the ACK clock's
     bursts add between decisions."""
     runner.execute(one_flow("bpf_vegas_fr", 20, mss=mss).run("r", "p"), tmp_path)
-    q = [(float(r["t_s"]), int(r["qlen_pkts"])) for r in read(tmp_path / "queue.csv")]
+    q = [(float(r["t_s"]), int(r["qlen_pkts"])) for r in read_csv(tmp_path / "queue.csv")]
     from vegaskit.analysis import metrics
     stats = metrics.queue_stats([x for x in q if 10 <= x[0] <= 20], 20.0)
     backlog = stats.mean * mss

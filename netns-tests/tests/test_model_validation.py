@@ -1,10 +1,10 @@
 """The model-validation pipeline end to end on the CI profile: real flows under
 emulator loss and under cross traffic, measured inputs, model predictions."""
-import csv
 import math
 
 import pytest
 
+from vegaskit.analysis.records import read_csv
 from vegaskit.cli import model_validation
 
 pytestmark = pytest.mark.kernel
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.kernel
 
 def test_pipeline_measures_and_predicts(tmp_path):
     assert model_validation.main(["--profile", "ci", "--out", str(tmp_path)]) == 0
-    rows = list(csv.DictReader(open(tmp_path / "validation.csv")))
+    rows = read_csv(tmp_path / "validation.csv")
     assert len(rows) == 3          # two random-loss runs, one cross-traffic run
     for r in rows:
         p, R, base = float(r["p"]), float(r["R_s"]), float(r["base_rtt_s"])

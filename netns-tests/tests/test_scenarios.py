@@ -20,7 +20,7 @@ from vegaskit import paths
 from vegaskit.testbed import runner
 from vegaskit.testbed.netns import owned_namespaces
 from vegaskit.testbed.scenario import Scenario
-from vegaskit.analysis.plots import read_csv
+from vegaskit.analysis.records import read_csv
 
 pytestmark = pytest.mark.kernel
 

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -19,10 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-
-def read_csv(path: Path) -> list[dict]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+from .records import read_csv  # noqa: E402
 
 
 def save(fig, out: Path) -> None:

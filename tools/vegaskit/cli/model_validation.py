@@ -33,6 +33,7 @@ from vegaskit import paths
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario
 from vegaskit.analysis import model, plots
+from vegaskit.analysis.records import read_csv
 
 SCENARIOS = [paths.SCENARIOS / "model_validation.toml",
              paths.SCENARIOS / "model_validation_cross.toml"]
@@ -54,20 +55,20 @@ def loss_episodes(queue: list[dict], rtt: float) -> tuple[int, int]:
 
 def measure(rundir: Path) -> dict:
     sm = json.loads((rundir / "summary.json").read_text())
-    flows = [r for r in plots.read_csv(rundir / "flows.csv") if r["rtt_us"]]
+    flows = [r for r in read_csv(rundir / "flows.csv") if r["rtt_us"]]
     half = float(flows[-1]["t1_s"]) / 2
     late = [r for r in flows if float(r["t0_s"]) >= half]
     weights = [float(r["t1_s"]) - float(r["t0_s"]) for r in late]
     R = sum(w * int(r["rtt_us"]) / 1e6 for w, r in zip(weights, late)) / sum(weights)
-    trace = [r for r in plots.read_csv(rundir / "trace.csv") if r["type"] == "decision"]
+    trace = [r for r in read_csv(rundir / "trace.csv") if r["type"] == "decision"]
     base = min(int(r["base_rtt_us"]) for r in trace) / 1e6
     fl = sm["flows"][0]
     if len(sm["flows"]) == 1:
-        queue = plots.read_csv(rundir / "queue.csv")
+        queue = read_csv(rundir / "queue.csv")
         episodes, losses = loss_episodes(queue, R)
         sent = sum(1 for r in queue if r["event"] in ("enq", "drop"))
     else:
-        sent = sum(int(r["bytes"]) for r in plots.read_csv(rundir / "flows.csv")
+        sent = sum(int(r["bytes"]) for r in read_csv(rundir / "flows.csv")
                    if r["flow"] == "1") / MSS
         episodes = losses = fl["retransmits"]
     return {"run": f'{sm["scenario"]}/{sm["run"]}', "p": episodes / sent if sent else 0.0,

@@ -12,63 +12,13 @@ under either controller (reno also overflows the 100-packet buffer on its own).
 
 What is checked, per tool:
 - output: it traced flow A (per-ACK tools: >= 1000 lines; state tools: an entry
-  into Recovery or Loss; retransmission tools: >= 1 retransmission), exited 0 on
+  into recovery or loss; retransmission tools: >= 1 retransmission), exited 0 on
   SIGINT, lost no events; the .bt scripts name the flow's controller; the bcc
   tools' stdout is nothing but CSV.
-- cwnd vs iperf3 (tcp_info, snd_cwnd in bytes / MSS 1448, sampled every 0.1 s):
-  * per-ACK tools, paired: each iperf3 sample at time t (t >= 1 s, past slow
-    start) against the cwnd values in force within t +- ALIGN (10 ms). A record
-    is tcp_probe's, taken before its ACK is processed, so it shows the value in
-    force since the previous ACK; the values in force over an interval are those
-    of its records plus the first record after it.
-    iperf3's own t = 0 is not in the trace; t = 0 here is the flow's first ACK
-    (of iperf3's 37-byte cookie), and on this testbed iperf3's zero follows it by
-    a few ms (the best-fitting offset measured 2-4 ms; the first data ACK came
-    1-13 ms after the cookie's). The window absorbs that offset: point to point
-    (the value in force at t itself) 86-99% of samples matched in five runs
-    per controller, within the window 100%. Required: >= 90% exactly, all
-    within 3 packets (PRR in a recovery moves cwnd by several packets per
-    ACK), except samples taken in a stall, with no ACK at all within t +- ALIGN
-    (the squeeze's RTO waits): there iperf3 reads what the last ACK's
-    processing left, which a timer replaces before the next probe fires, so no
-    per-ACK tool can show it (seen: 2 where the probes on both sides say 1, an
-    RTO between; a CI run had one sample 8 off, its trace not kept). Stalled
-    samples count as inexact toward the 90% and are printed, as are the
-    point-to-point figures.
-  * per-ACK tools, medians over the steady part (2 s .. end): the tool's
-    time-weighted median (its step function sampled every ms; the per-ACK median
-    would weight the times a flow has the larger window, hence more ACKs) against
-    the median of iperf3's samples, within max(2 packets, 10%): reno's window
-    saw-tooths over ~20 packets, and 60 samples spread over several cycles put the
-    sample median within ~1 packet of the true one.
-  * state and retransmission tools: each event's cwnd (1 s <= t <= end - 0.25 s:
-    past slow start, iperf3 samples on both sides) is at least 1 and at most
-    the largest of iperf3's samples within +-0.25 s of it, widened by max(3, 15%)
-    for the growth between a sample and the event. No lower bound from iperf3:
-    these events are loss episodes, where an RTO sets cwnd to 1 and PRR can cut
-    it to 1-2, and at this path's ~1 ms RTT slow start restores it within a few
-    ms, so a 0.1 s sampler can miss the dip entirely (seen: events at cwnd 1-2
-    while every iperf3 sample within 0.25 s was >= 6). Upward, each sample is
-    widened by the congestion-avoidance growth possible between it and the
-    event, 1 packet per RTT (iperf3's srtt): at this path's RTT of a few ms
-    cwnd can climb tens of packets between two samples 0.1 s apart, and a
-    loss event can catch it at the top (slow start after a loss stops at
-    ssthresh, below the window the samples saw). The other way round, a
-    loss episode can stall the flow, no ACK until the RTO fires, and with no
-    ACK cwnd stays at its last ACK's value (PRR only moves it on ACKs), while
-    iperf3 showed nothing of it (seen: Recovery entered at cwnd 60, 0.26 s with
-    no ACK, the RTO's Loss event at 60, and no iperf3 sample above 32 within
-    0.25 s of it); so the window reaches from the last ACK before the event
-    (the per-ACK tool's record) - 0.25 s. And it is the per-ACK tool's cwnd
-    at the ACK just before or just after the event (the same kernel variable:
-    events happen while an ACK is processed, or between two ACKs) for >= 90%.
-    The bcc tools report the last tcp_probe value by design. The .bt scripts read
-    the socket mid-ACK, and in the squeeze's loss episodes the kernel sets values
-    there that no tcp_probe shows; those its rules predict are counted apart
-    (mid_ack_values: the last ACK's growth before a timer acted; cwnd = ssthresh
-    when a Recovery ends and the same ACK starts the next), the rest must stay
-    under 10%. E.g. leaving Recovery at cwnd 2 with ssthresh 20 and re-entering
-    it in the same ACK reports 20, where tcp_probe sees 2 before and 1 after.
+- cwnd against iperf3's tcp_info samples (snd_cwnd / MSS 1448, every 0.1 s): per-ACK
+  tools point by point and as medians (test_cwnd_agrees_with_iperf); the state and
+  retransmission tools' events within what iperf3 and the per-ACK twin saw
+  (test_event_cwnd_agrees). Why each margin is what it is: those tests' docstrings.
 - port filters: every line is flow A's port (-R A / `0 A`) or flow B's local port
   (-L B / `B 0`), although the other flow was as busy and (for the state and
   retransmission tools) retransmitted too.
@@ -460,6 +410,33 @@ def test_time_columns(run):
 
 @pytest.mark.parametrize("key", CWND_TOOLS)
 def test_cwnd_agrees_with_iperf(run, key):
+    """A per-ACK tool's cwnd against iperf3's samples of the same flow.
+
+    Paired: each iperf3 sample at time t (t >= 1 s, past slow start) against the cwnd values in force within t +- ALIGN (10 ms). A record
+    is tcp_probe's, taken before its ACK is processed, so it shows the value in
+    force since the previous ACK; the values in force over an interval are those
+    of its records plus the first record after it.
+    iperf3's own t = 0 is not in the trace; t = 0 here is the flow's first ACK
+    (of iperf3's 37-byte cookie), and on this testbed iperf3's zero follows it by
+    a few ms (the best-fitting offset measured 2-4 ms; the first data ACK came
+    1-13 ms after the cookie's). The window absorbs that offset: point to point
+    (the value in force at t itself) 86-99% of samples matched in five runs
+    per controller, within the window 100%. Required: >= 90% exactly, all
+    within 3 packets (PRR in a recovery moves cwnd by several packets per
+    ACK), except samples taken in a stall, with no ACK at all within t +- ALIGN
+    (the squeeze's RTO waits): there iperf3 reads what the last ACK's
+    processing left, which a timer replaces before the next probe fires, so no
+    per-ACK tool can show it (seen: 2 where the probes on both sides say 1, an
+    RTO between; a CI run had one sample 8 off, its trace not kept). Stalled
+    samples count as inexact toward the 90% and are printed, as are the
+    point-to-point figures.
+
+    Medians over the steady part (2 s .. end): the tool's
+    time-weighted median (its step function sampled every ms; the per-ACK median
+    would weight the times a flow has the larger window, hence more ACKs) against
+    the median of iperf3's samples, within max(2 packets, 10%): reno's window
+    saw-tooths over ~20 packets, and 60 samples spread over several cycles put the
+    sample median within ~1 packet of the true one."""
     steps = Steps(data_flow(records(run, key)))
     samples = [(t, c) for t, c, _ in iperf_cwnd(run.flow_a) if t >= 1.0]
     assert len(samples) >= 50
@@ -491,6 +468,34 @@ def test_cwnd_agrees_with_iperf(run, key):
 
 @pytest.mark.parametrize("key", EVENT_TOOLS)
 def test_event_cwnd_agrees(run, key):
+    """Each event's cwnd (1 s <= t <= end - 0.25 s:
+    past slow start, iperf3 samples on both sides) is at least 1 and at most
+    the largest of iperf3's samples within +-0.25 s of it, widened by max(3, 15%)
+    for the growth between a sample and the event. No lower bound from iperf3:
+    these events are loss episodes, where an RTO sets cwnd to 1 and PRR can cut
+    it to 1-2, and at this path's ~1 ms RTT slow start restores it within a few
+    ms, so a 0.1 s sampler can miss the dip entirely (seen: events at cwnd 1-2
+    while every iperf3 sample within 0.25 s was >= 6). Upward, each sample is
+    widened by the congestion-avoidance growth possible between it and the
+    event, 1 packet per RTT (iperf3's srtt): at this path's RTT of a few ms
+    cwnd can climb tens of packets between two samples 0.1 s apart, and a
+    loss event can catch it at the top (slow start after a loss stops at
+    ssthresh, below the window the samples saw). The other way round, a
+    loss episode can stall the flow, no ACK until the RTO fires, and with no
+    ACK cwnd stays at its last ACK's value (PRR only moves it on ACKs), while
+    iperf3 showed nothing of it (seen: Recovery entered at cwnd 60, 0.26 s with
+    no ACK, the RTO's Loss event at 60, and no iperf3 sample above 32 within
+    0.25 s of it); so the window reaches from the last ACK before the event
+    (the per-ACK tool's record) - 0.25 s. And it is the per-ACK tool's cwnd
+    at the ACK just before or just after the event (the same kernel variable:
+    events happen while an ACK is processed, or between two ACKs) for >= 90%.
+    The bcc tools report the last tcp_probe value by design. The .bt scripts read
+    the socket mid-ACK, and in the squeeze's loss episodes the kernel sets values
+    there that no tcp_probe shows; those its rules predict are counted apart
+    (mid_ack_values: the last ACK's growth before a timer acted; cwnd = ssthresh
+    when a Recovery ends and the same ACK starts the next), the rest must stay
+    under 10%. E.g. leaving Recovery at cwnd 2 with ssthresh 20 and re-entering
+    it in the same ACK reports 20, where tcp_probe sees 2 before and 1 after."""
     twin = "tcpcwnd.bt" if key.endswith(".bt") else "tcpcwnd.py"
     steps = Steps(data_flow(records(run, twin)))
     samples = iperf_cwnd(run.flow_a)

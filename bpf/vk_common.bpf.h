@@ -175,8 +175,19 @@ static __always_inline void vk_trace_ack(struct sock *sk, const struct ack_sampl
 	e->in_flight = sample->in_flight;
 	e->base_rtt_us = ca->base_rtt;
 	e->cnt_rtt = ca->cnt_rtt;
-	e->alpha = ca->adapt.alpha;
-	e->beta = ca->adapt.beta;
+	/*
+	 * The thresholds the next decision compares with, as its record shows
+	 * them: the socket's own for the adaptive variants, the instance's live
+	 * parameters for Vegas (a retune applies at once), none for vegas_fr.
+	 * VK_VARIANT is a constant: the branch costs nothing at run time.
+	 */
+	if (VK_VARIANT == VK_VEGAS_A || VK_VARIANT == VK_PIPE) {
+		e->alpha = ca->adapt.alpha;
+		e->beta = ca->adapt.beta;
+	} else if (VK_VARIANT == VK_VEGAS) {
+		e->alpha = vk_params.alpha;
+		e->beta = vk_params.beta;
+	}
 	bpf_ringbuf_submit(e, 0);
 }
 

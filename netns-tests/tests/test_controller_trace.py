@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import vegasctl_json
+from conftest import vegasctl, vegasctl_json
 from vegaskit.analysis.records import read_csv
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario
@@ -48,12 +48,13 @@ def data_flow(records: list[dict]) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def vegas_run(tmp_path_factory):
-    """bpf_vegas, 10 Mbit/s, 40 ms, 12 s, every ACK and decision traced, and a
-    `vegasctl flows` snapshot taken 8 s in."""
+    """bpf_vegas, 10 Mbit/s, 40 ms, 12 s, every ACK and decision traced, retuned
+    from alpha, beta = 2, 4 to 3, 6 at 5 s, and a `vegasctl flows` snapshot taken 8 s in."""
     out = tmp_path_factory.mktemp("vegas")
     snaps = []
     sm = runner.execute(one_flow("bpf_vegas", 12, trace="all").run("r", "p"), out,
-                        at=[(8.0, lambda db: snaps.append(vegasctl_json("flows")))])
+                        at=[(5.0, lambda db: vegasctl("set", "bpf_vegas", "alpha=3", "beta=6")),
+                            (8.0, lambda db: snaps.append(vegasctl_json("flows")))])
     records = parse_csv((out / "trace.csv").read_text())
     return sm, out, records, snaps[0]
 
@@ -78,6 +79,26 @@ def test_reported_diff_is_recomputable(vegas_run):
         expect = r["cwnd"] * max(r["rtt_us"] - r["base_rtt_us"], 0) // r["base_rtt_us"]
         assert r["diff"] == expect, r
         assert r["alpha"] <= r["beta"]
+
+
+def test_ack_records_show_the_thresholds_in_force(vegas_run):
+    """Between two Vegas decisions that compared with the same alpha, beta, every
+    per-ACK record shows those: before the retune 2, 4 and after it 3, 6."""
+    _, _, records, _ = vegas_run
+    port = data_flow(records)[0]["sport"]
+    prev, acks, seen, wrong = None, [], set(), []
+    for r in (r for r in records if r["sport"] == port):
+        if r["type"] != "decision":
+            acks.append(r)
+            continue
+        here = (r["alpha"], r["beta"]) if r["rule"] != "reno" else None  # reno: none used
+        if here and here == prev:
+            seen.add(here)
+            wrong += [(a["time_s"], a["alpha"], a["beta"]) for a in acks
+                      if (a["alpha"], a["beta"]) != here]
+        prev, acks = here, []
+    assert not wrong, f"ACK records whose thresholds differ from the decisions around them: {wrong[:5]}"
+    assert seen == {(2, 4), (3, 6)}, seen
 
 
 def test_nothing_lost_at_10_mbit(vegas_run):

@@ -310,14 +310,19 @@ def test_a_new_lab_sweeps_what_a_killed_run_left():
             "from vegaskit.testbed.netns import Lab\n"
             "lab = Lab().__enter__()\n"
             "ns = lab.netns('orphan')\n"
-            "subprocess.Popen(ns.cmd(['sleep', '3171']))\n"
+            "subprocess.Popen(ns.cmd(['sleep', '3171']), stdout=subprocess.DEVNULL,\n"
+            "                 stderr=subprocess.DEVNULL)  # not our pipes: run() waits for EOF\n"
             "print(ns.name, flush=True)\n"
             "os.kill(os.getpid(), signal.SIGKILL)\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
-    name = r.stdout.strip()
-    assert r.returncode == -signal.SIGKILL and name in netns.owned_namespaces()
-    with Lab():
-        pass
+    name = ""
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+        name = r.stdout.strip()
+        assert r.returncode == -signal.SIGKILL, r.stderr
+        assert name in netns.owned_namespaces(), "the killed run left nothing to sweep"
+    finally:
+        with Lab():             # the sweep under test (and the cleanup, should the test fail)
+            pass
     assert name not in netns.owned_namespaces()
     left = subprocess.run(["pgrep", "-f", "sleep 3171"], capture_output=True, text=True)
     assert left.stdout == "", f"a process of the killed run survived: {left.stdout}"

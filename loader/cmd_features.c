@@ -14,11 +14,11 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "vk_cmds.h"
-#include "vk_embed.h"
+#include "cli.h"
+#include "embed.h"
 #include "vk_features.h"
-#include "vk_params.h"
-#include "vk_registry.h"
+#include "params.h"
+#include "instance.h"
 
 VK_EMBED(vk_probe)
 

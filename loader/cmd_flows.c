@@ -10,12 +10,12 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "vk_cmds.h"
-#include "vk_embed.h"
-#include "vk_format.h"
-#include "vk_netns.h"
-#include "vk_params.h"
-#include "vk_registry.h"
+#include "cli.h"
+#include "embed.h"
+#include "filter.h"
+#include "netns.h"
+#include "params.h"
+#include "instance.h"
 
 VK_EMBED(vk_flows_iter)
 

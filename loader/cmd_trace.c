@@ -14,10 +14,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "vk_cmds.h"
-#include "vk_format.h"
-#include "vk_params.h"
-#include "vk_registry.h"
+#include "cli.h"
+#include "filter.h"
+#include "params.h"
+#include "instance.h"
 
 #define MAX_INSTANCES 256
 

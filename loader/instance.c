@@ -15,7 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "vk_registry.h"
+#include "instance.h"
 
 #define AVAILABLE_CC	"/proc/sys/net/ipv4/tcp_available_congestion_control"
 #define VMLINUX_BTF	"/sys/kernel/btf/vmlinux"

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "vk_format.h"
-#include "vk_params.h"
+#include "filter.h"
+#include "params.h"
 
 #define NAME(id, name, what) [id] = #name,
 

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "../bpf/vk_intf.h"
-#include "vk_variants.h"
+#include "variants.h"
 
 #define VK_PIN_CC	VK_PIN_ROOT "/cc"
 #define VK_PIN_SHARED	VK_PIN_ROOT "/shared"

@@ -3,8 +3,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "vk_params.h"
-#include "vk_variants.h"
+#include "params.h"
+#include "variants.h"
 
 #define ALL	((1u << VK_VEGAS) | (1u << VK_VEGAS_A) | (1u << VK_PIPE) | (1u << VK_VEGAS_FR))
 #define THRESH	((1u << VK_VEGAS) | (1u << VK_VEGAS_A) | (1u << VK_PIPE))

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "vk_cmds.h"
-#include "vk_params.h"
-#include "vk_registry.h"
-#include "vk_variants.h"
+#include "cli.h"
+#include "params.h"
+#include "instance.h"
+#include "variants.h"
 
 #define TCP_CONG_NON_RESTRICTED	0x1	/* include/net/tcp.h */
 #define MAX_INSTANCES		256

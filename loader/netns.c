@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "vk_netns.h"
-#include "vk_params.h"		/* VK_ERR_MAX */
+#include "netns.h"
+#include "params.h"		/* VK_ERR_MAX */
 
 int vk_netns_enter_named(const char *name, char *err)
 {

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Connection filters and text formatting shared by `flows` and `trace`. */
-#ifndef VK_FORMAT_H
-#define VK_FORMAT_H
+/*
+ * Connection filters of `flows`, `trace` and `swap` (docs/DESIGN.md §4, §5):
+ * which connections a command looks at, parsed from the FILTER options
+ * (cli.h) and matched against a struct vk_flow_id from the kernel.
+ */
+#ifndef VK_FILTER_H
+#define VK_FILTER_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include "../bpf/vk_intf.h"
 
 #define VK_FILTER_MAX_CC 16
@@ -19,16 +22,11 @@ struct vk_filter {
 };
 
 void vk_filter_init(struct vk_filter *f);
-/*
- * If argv[*i] is a filter option (-L/--lport, -R/--rport, --port, --addr,
- * --netns, --controller), consume it (and its value) and return 1; return 0
- * if it is not one; -1 with err on a bad value.
- */
-int vk_filter_option(struct vk_filter *f, int argc, char **argv, int *i, char *err);
+/* Each parses one option's value into f; -1 with err if it is not valid. */
+int vk_filter_port(const char *s, int *port, char *err);
+int vk_filter_addr(struct vk_filter *f, const char *s, char *err);
+int vk_filter_netns(struct vk_filter *f, const char *s, char *err);	/* name or inode */
+int vk_filter_controller(struct vk_filter *f, const char *name, char *err);
 bool vk_filter_match(const struct vk_filter *f, const struct vk_flow_id *id);
-
-void vk_format_addr(const __u8 addr[16], char *buf, size_t n);
-const char *vk_rule_name(__u32 rule);
-const char *vk_ca_state_name(__u8 state);
 
 #endif

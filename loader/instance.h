@@ -1,27 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Registered instances and their bpffs pins. Layout (root-only, 0700):
- *   /sys/fs/bpf/vegaskit/cc/NAME/params   the instance's .data.params map
- *   /sys/fs/bpf/vegaskit/cc/NAME/link     its struct_ops link: the registration
- *   /sys/fs/bpf/vegaskit/shared/vk_flows  per-flow sk_storage, shared by all
- *   /sys/fs/bpf/vegaskit/shared/vk_events the trace ring buffer, and
- *   /sys/fs/bpf/vegaskit/shared/vk_trace_lost its drop counter
- * The link pin is written last: an instance directory without it is a load that
- * was interrupted, reported as such by `list` and removed by `unload`.
+ * Registered controller instances and their bpffs pins (docs/DESIGN.md §4).
+ * Layout (root-only, 0700), under VK_PIN_ROOT from bpf/vk_intf.h:
+ *   VK_PIN_ROOT/cc/NAME/params           the instance's .data.params map
+ *   VK_PIN_ROOT/cc/NAME/link             its struct_ops link: the registration
+ *   VK_PIN_ROOT/shared/vk_flows          per-flow sk_storage, shared by all
+ *   VK_PIN_ROOT/shared/vk_events         the trace ring buffer, and
+ *   VK_PIN_ROOT/shared/vk_trace_lost     its drop counter
+ * NAME is spelled as names.h says. The link pin is written last: an instance
+ * directory without it is a load that was interrupted, reported as such by
+ * `list` and removed by `unload`.
  */
-#ifndef VK_REGISTRY_H
-#define VK_REGISTRY_H
+#ifndef VK_INSTANCE_H
+#define VK_INSTANCE_H
 
 #include <stdbool.h>
 #include <linux/types.h>
 #include "../bpf/vk_intf.h"
 #include "variants.h"
 
-#define VK_PIN_CC	VK_PIN_ROOT "/cc"
-#define VK_PIN_SHARED	VK_PIN_ROOT "/shared"
-#define VK_PIN_FLOWS	VK_PIN_SHARED "/vk_flows"
-#define VK_PIN_EVENTS	VK_PIN_SHARED "/vk_events"
-#define VK_PIN_TRACE_LOST VK_PIN_SHARED "/vk_trace_lost"
+#define VK_PIN_CC		VK_PIN_ROOT "/cc"
+#define VK_PIN_SHARED		VK_PIN_ROOT "/shared"
+#define VK_PIN_FLOWS		VK_PIN_SHARED "/vk_flows"
+#define VK_PIN_EVENTS		VK_PIN_SHARED "/vk_events"
+#define VK_PIN_TRACE_LOST	VK_PIN_SHARED "/vk_trace_lost"
+
+#define TCP_CONG_NON_RESTRICTED	0x1	/* include/net/tcp.h: vk_params.ca_flags */
 
 struct vk_instance {
 	char name[VK_NAME_MAX];
@@ -33,28 +37,22 @@ struct vk_instance {
 	__u32 map_id;		/* the struct_ops map */
 };
 
-extern bool vk_verbose;
-void vk_crash_point(const char *point);
-bool vk_refused(const char *feature);
-struct bpf_object;
-
-/* Open (not load) an embedded object with the shared pins as its pin root. */
-struct bpf_object *vk_open_embedded(const char *name, const void *(*elf_bytes)(size_t *),
-				    char *err);
-/* Address of global `var` (of `size` bytes) in an opened object's `section` map. */
-void *vk_obj_global(struct bpf_object *obj, const char *section, const char *var, size_t size);
-int vk_check_name(const char *name, char *err);
-int vk_check_env(char *err);
-bool vk_ca_available(const char *name);
+/* The variant's built-in parameters, from its embedded object. */
 int vk_default_params(const struct vk_variant_desc *v, struct vk_params *p, char *err);
+/* Register `name` with parameters p and pin it; all or nothing. */
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err);
+/* Swap a loaded instance's code and parameters in place (load --replace). */
 int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 			const struct vk_params *p, char *err);
+/* Read an instance's state, finishing an interrupted replace on the way. */
 int vk_instance_read(const char *name, struct vk_instance *inst, char *err);
 int vk_instance_write_params(const char *name, const struct vk_params *p, char *err);
 int vk_instance_unload(const char *name, char *err);
-/* All instance names under VK_PIN_CC, sorted; returns the count or -1. */
-int vk_instance_names(char names[][VK_NAME_MAX], int max);
+/*
+ * The instance names under VK_PIN_CC, sorted, in a malloc'd array (free it,
+ * even when empty): returns how many, or -1.
+ */
+int vk_instance_names(char (**names)[VK_NAME_MAX]);
 
 #endif

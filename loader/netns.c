@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* Entering network namespaces and visiting all of them (netns.h). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -10,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "netns.h"
-#include "params.h"		/* VK_ERR_MAX */
+#include "cli.h"
 
 int vk_netns_enter_named(const char *name, char *err)
 {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* The variant table, expanded from VK_VARIANTS (variants.h). */
 #include <string.h>
 #include "variants.h"
 #include "embed.h"

@@ -116,29 +116,24 @@ int vk_getopt(int argc, char **argv, struct vk_opts *o)
 
 int vk_opt_error(int c, char **argv)
 {
-	const char *cmd = vk_cli.cmd ? vk_cli.cmd->name : NULL, *arg = argv[optind - 1];
-	const char *what = "unknown option '%s'";
-	char opt[64];
+	const char *arg = argv[optind - 1];
+	char cmd[VK_NAME_MAX + 2] = "", opt[64];
 
+	if (vk_cli.cmd)
+		snprintf(cmd, sizeof(cmd), "%s: ", vk_cli.cmd->name);
 	/*
 	 * A long option is the argument itself, without any "=value": getopt
 	 * passed it. A short one is optopt (its argument may be a cluster).
 	 */
-	if (!strncmp(arg, "--", 2)) {
-		snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(arg, "="), arg);
-		if (c == '?' && optopt)		/* known, but given a value */
-			what = "%s takes no value";
-	} else {
+	if (strncmp(arg, "--", 2))
 		snprintf(opt, sizeof(opt), "-%c", optopt);
-	}
+	else
+		snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(arg, "="), arg);
 	if (c == ':')
-		what = "%s needs a value";
-	fputs("vegasctl: ", stderr);
-	if (cmd)
-		fprintf(stderr, "%s: ", cmd);
-	fprintf(stderr, what, opt);
-	fputs(" (see: vegasctl --help)\n", stderr);
-	return 2;
+		return vk_usage_error("%s%s needs a value", cmd, opt);
+	if (optopt && opt[1] == '-')		/* a known long option, given a value */
+		return vk_usage_error("%s%s takes no value", cmd, opt);
+	return vk_usage_error("%sunknown option '%s'", cmd, opt);
 }
 
 int vk_getopt_args(int argc, char **argv, int min, int max, const char *usage)

@@ -37,7 +37,7 @@ $(BUILD)/vmlinux.h: | $(BUILD)
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
 
-# vegasctl embeds the objects (loader/vk_embed.h), so it runs from anywhere.
+# vegasctl embeds the objects (loader/embed.h), so it runs from anywhere.
 $(BUILD)/vegasctl: $(LOADER_SRCS) $(LOADER_HDRS) bpf/vk_intf.h $(BPF_OBJS)
 	$(CC) $(CFLAGS) -I$(BUILD) $(LOADER_SRCS) -o $@ $(LIBBPF_LIBS)
 

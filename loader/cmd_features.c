@@ -6,27 +6,33 @@
  * facts come from the running kernel's BTF; program types and helpers from
  * loading the smallest program that needs them (bpf/vk_probe.bpf.c).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/utsname.h>
-#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "vk_cmds.h"
-#include "vk_embed.h"
-#include "vk_features.h"
-#include "vk_params.h"
-#include "vk_registry.h"
+#include "cli.h"
+#include "embed.h"
+#include "env.h"
+#include "fault.h"
+#include "iter.h"
 
 VK_EMBED(vk_probe)
 
-#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+const char vk_usage_features[] = "features [--json]";
+
+/* A kernel feature vegaskit uses, and its probe. */
+struct feature {
+	const char *name;	/* key in `vegasctl features --json` */
+	const char *what;
+	const char *used_by;
+	bool (*probe)(void);
+};
 
 static bool btf_has(const char *name, int kind)
 {
-	struct btf *btf = btf__parse_raw(VMLINUX_BTF);
+	struct btf *btf = btf__parse_raw(VK_VMLINUX_BTF);
 	bool has = btf && btf__find_by_name_kind(btf, name, kind) > 0;
 
 	btf__free(btf);
@@ -37,22 +43,19 @@ static bool btf_has(const char *name, int kind)
 static bool prog_loads(const char *prog)
 {
 	char err[VK_ERR_MAX];
-	struct bpf_object *obj = vk_open_embedded("vk_probe", vk_probe_elf_bytes, err);
-	struct bpf_program *p;
+	struct bpf_object *obj = vk_iter_open("vk_probe", vk_probe_elf_bytes, prog, err);
 	bool ok;
 
 	if (!obj)
 		return false;
-	bpf_object__for_each_program(p, obj)
-		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
 	bpf_map__set_autocreate(bpf_object__find_map_by_name(obj, "probe_storage"),
 				!strcmp(prog, "probe_iter_tcp_storage"));
-	ok = bpf_object__load(obj) == 0;
+	ok = vk_iter_load(obj, err) == 0;
 	bpf_object__close(obj);
 	return ok;
 }
 
-static bool p_btf(void) { return access(VMLINUX_BTF, R_OK) == 0 && btf_has("sock", BTF_KIND_STRUCT); }
+static bool p_btf(void) { return access(VK_VMLINUX_BTF, R_OK) == 0 && btf_has("sock", BTF_KIND_STRUCT); }
 static bool p_struct_ops(void) { return btf_has("bpf_struct_ops_tcp_congestion_ops", BTF_KIND_STRUCT); }
 static bool p_struct_ops_link(void) { return btf_has("bpf_struct_ops_link", BTF_KIND_STRUCT); }
 static bool p_link_update(void) { return btf_has("bpf_struct_ops_map_link_update", BTF_KIND_FUNC); }
@@ -63,8 +66,8 @@ static bool p_iter_tcp_storage(void) { return prog_loads("probe_iter_tcp_storage
 static bool p_iter_sk_storage(void) { return prog_loads("probe_iter_sk_storage"); }
 static bool p_iter_setsockopt(void) { return prog_loads("probe_iter_setsockopt"); }
 
-const struct vk_feature vk_features[] = {
-	{ "btf", "kernel BTF at " VMLINUX_BTF, "everything (CO-RE)", p_btf },
+static const struct feature features[] = {
+	{ "btf", "kernel BTF at " VK_VMLINUX_BTF, "everything (CO-RE)", p_btf },
 	{ "struct_ops", "BPF tcp_congestion_ops", "every controller", p_struct_ops },
 	{ "struct_ops_link", "struct_ops links (Linux >= 6.4)", "load: a pinned registration", p_struct_ops_link },
 	{ "link_update", "struct_ops link update (Linux >= 6.4)", "load --replace", p_link_update },
@@ -75,18 +78,18 @@ const struct vk_feature vk_features[] = {
 	{ "iter_sk_storage_map", "iter/bpf_sk_storage_map programs", "flows, one pass over all namespaces", p_iter_sk_storage },
 	{ "iter_tcp_sk_storage", "bpf_sk_storage_get from iter/tcp", "flows, one walk per namespace", p_iter_tcp_storage },
 };
-const size_t vk_nr_features = sizeof(vk_features) / sizeof(vk_features[0]);
 
-int vk_cmd_features(int argc, char **argv, bool json)
+int vk_cmd_features(int argc, char **argv)
 {
+	bool json;
 	struct utsname u;
+	int ret = vk_getopt_args(argc, argv, 0, -1, NULL);
 
-	if (argc) {
-		char err[VK_ERR_MAX];
-
-		snprintf(err, sizeof(err), "features: unknown option '%s'", argv[0]);
-		return vk_usage_error(err);
-	}
+	if (ret >= 0)
+		return ret;
+	if (optind < argc)
+		return vk_usage_error("features: unknown option '%s'", argv[optind]);
+	json = vk_cli.json;
 	if (geteuid() != 0)
 		return vk_die("features: must be run as root (probing loads BPF programs): try sudo");
 	uname(&u);
@@ -95,8 +98,8 @@ int vk_cmd_features(int argc, char **argv, bool json)
 	else
 		printf("kernel %s\n%-20s %-4s %-44s %s\n", u.release, "FEATURE", "HAS", "WHAT",
 		       "USED BY");
-	for (size_t i = 0; i < vk_nr_features; i++) {
-		const struct vk_feature *f = &vk_features[i];
+	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		const struct feature *f = &features[i];
 		bool has = !vk_refused(f->name) && f->probe();
 
 		if (json)

@@ -6,20 +6,29 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "vk_cmds.h"
-#include "vk_embed.h"
-#include "vk_format.h"
-#include "vk_netns.h"
-#include "vk_params.h"
-#include "vk_registry.h"
+#include "cli.h"
+#include "embed.h"
+#include "env.h"
+#include "fault.h"
+#include "filter.h"
+#include "format.h"
+#include "instance.h"
+#include "iter.h"
+#include "netns.h"
 
 VK_EMBED(vk_flows_iter)
 
-#define MAX_INSTANCES 256
+const char vk_usage_flows[] =
+	"flows [FILTER]... [--all] [--via sk_storage|tcp] [--json]\n"
+	"\n"
+	"  --all            connections on any controller, not only vegaskit's\n"
+	"  --via WALK       sk_storage: one pass over the shared storage, every namespace;\n"
+	"                   tcp: one walk per namespace (default: the first the kernel takes)\n"
+	VK_USAGE_FILTER;
 
 /* Is this controller one of ours (registered through vegaskit)? */
 static bool ours(const char *ca, char names[][VK_NAME_MAX], int n)
@@ -73,45 +82,33 @@ struct dump {
 	char *err;
 };
 
-/* Print every matching record of one iterator instance. */
-static int print_iter(struct dump *d, int link_fd)
+static int print_flow(const void *rec, void *arg)
 {
-	int fd = bpf_iter_create(link_fd);
-	struct vk_flow_rec rec;
-	ssize_t got;
+	const struct vk_flow_rec *r = rec;
+	struct dump *d = arg;
 
-	if (fd < 0) {
-		snprintf(d->err, VK_ERR_MAX, "cannot start the flows iterator: %s", strerror(errno));
-		return -1;
-	}
-	while ((got = read(fd, &rec, sizeof(rec))) == sizeof(rec)) {
-		if (!vk_filter_match(d->flt, &rec.id) || (!d->all && !ours(rec.id.ca, d->names, d->nnames)))
-			continue;
-		print_rec(&rec, d->json, d->shown++ == 0);
-	}
-	if (got < 0)
-		snprintf(d->err, VK_ERR_MAX, "reading the flows iterator: %s", strerror(errno));
-	close(fd);
-	return got < 0 ? -1 : 0;
+	if (vk_filter_match(d->flt, &r->id) && (d->all || ours(r->id.ca, d->names, d->nnames)))
+		print_rec(r, d->json, d->shown++ == 0);
+	return 0;
+}
+
+/* Print every matching record of one iterator instance. */
+static int print_iter(struct dump *d)
+{
+	return vk_iter_each(d->link, sizeof(struct vk_flow_rec), print_flow, d, "flows", d->err);
 }
 
 /* Open the flows object with only program `prog` to be loaded, and load it. */
 static struct bpf_object *load_walk(const char *prog, const char *feature, char *err)
 {
 	struct bpf_object *obj;
-	struct bpf_program *p;
 
 	if (vk_refused(feature)) {
-		snprintf(err, VK_ERR_MAX, "%s", strerror(EPERM));
+		vk_err(err, "%s", strerror(EPERM));
 		return NULL;
 	}
-	obj = vk_open_embedded("vk_flows_iter", vk_flows_iter_elf_bytes, err);
-	if (!obj)
-		return NULL;
-	bpf_object__for_each_program(p, obj)
-		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog));
-	if (bpf_object__load(obj)) {
-		snprintf(err, VK_ERR_MAX, "%s", strerror(errno));
+	obj = vk_iter_open("vk_flows_iter", vk_flows_iter_elf_bytes, prog, err);
+	if (obj && vk_iter_load(obj, err)) {
 		bpf_object__close(obj);
 		return NULL;
 	}
@@ -121,17 +118,8 @@ static struct bpf_object *load_walk(const char *prog, const char *feature, char 
 /* One pass over the shared sk_storage map: every namespace at once. */
 static int walk_storage(struct dump *d, struct bpf_object *obj)
 {
-	union bpf_iter_link_info info = {};
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
-
-	info.map.map_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "vk_flows"));
-	d->link = bpf_program__attach_iter(bpf_object__find_program_by_name(obj, "vk_dump_flows"),
-					   &opts);
-	if (!d->link) {
-		snprintf(d->err, VK_ERR_MAX, "cannot attach the flows iterator: %s", strerror(errno));
-		return -1;
-	}
-	return print_iter(d, bpf_link__fd(d->link));
+	d->link = vk_iter_attach(obj, "vk_dump_flows", "vk_flows", "flows", d->err);
+	return d->link ? print_iter(d) : -1;
 }
 
 /* iter/tcp sees the namespace it is started in: start one per namespace. */
@@ -141,17 +129,14 @@ static int walk_one_netns(__u32 inum, void *arg)
 
 	if (d->flt->netns && d->flt->netns != inum)
 		return 0;
-	return print_iter(d, bpf_link__fd(d->link));
+	return print_iter(d);
 }
 
 static int walk_tcp(struct dump *d, struct bpf_object *obj)
 {
-	d->link = bpf_program__attach_iter(bpf_object__find_program_by_name(obj, "vk_dump_flows_tcp"),
-					   NULL);
-	if (!d->link) {
-		snprintf(d->err, VK_ERR_MAX, "cannot attach the flows iterator: %s", strerror(errno));
+	d->link = vk_iter_attach(obj, "vk_dump_flows_tcp", NULL, "flows", d->err);
+	if (!d->link)
 		return -1;
-	}
 	return vk_netns_each(walk_one_netns, d, d->err) ? -1 : 0;
 }
 
@@ -180,7 +165,7 @@ static int dump(struct dump *d, const char *via)
 			continue;
 		w = &walks[i];
 		obj = load_walk(w->prog, w->feature, why[i]);
-		if (!obj && vk_verbose)
+		if (!obj && vk_cli.verbose)
 			fprintf(stderr, "vegasctl: flows: the kernel refused the %s walk: %s\n",
 				w->via, why[i]);
 	}
@@ -208,43 +193,55 @@ static int dump(struct dump *d, const char *via)
 	return ret ? vk_die(d->err) : 0;
 }
 
-int vk_cmd_flows(int argc, char **argv, bool json)
+/* Returns -1 to go on, or the exit status (help, usage error). */
+static int parse(struct vk_filter *flt, struct dump *d, const char **via, int argc, char **argv)
 {
-	static char names[MAX_INSTANCES][VK_NAME_MAX];
+	int all = 0;
+	const struct option opts[] = {
+		VK_OPTS_GLOBAL, VK_OPTS_FILTER,
+		{ "all", no_argument, &all, 1 },
+		{ "via", required_argument, NULL, VK_OPT_CMD },
+		{}
+	};
+	struct vk_opts o = { .longopts = opts, .filter = flt };
+	int c;
+
+	while ((c = vk_getopt(argc, argv, &o)) >= 0) {
+		if (c != VK_OPT_CMD)
+			continue;
+		if (strcmp(optarg, "sk_storage") && strcmp(optarg, "tcp"))
+			return vk_usage_error("flows: --via takes sk_storage or tcp, not '%s'", optarg);
+		*via = optarg;
+	}
+	if (c == VK_OPT_EXIT)
+		return o.status;
+	if (optind < argc)
+		return vk_usage_error("flows: unknown option '%s'", argv[optind]);
+	d->all = all;
+	return -1;
+}
+
+int vk_cmd_flows(int argc, char **argv)
+{
 	struct vk_filter flt;
 	char err[VK_ERR_MAX];
 	const char *via = NULL;
-	struct dump d = { .flt = &flt, .json = json, .names = names, .err = err };
+	struct dump d = { .flt = &flt, .err = err };
+	int ret;
 
 	vk_filter_init(&flt);
-	for (int i = 0; i < argc; i++) {
-		int r = vk_filter_option(&flt, argc, argv, &i, err);
-
-		if (r < 0)
-			return vk_die(err);
-		if (r > 0)
-			continue;
-		if (!strcmp(argv[i], "--all")) {
-			d.all = true;
-			continue;
-		}
-		if (!strcmp(argv[i], "--via") && i + 1 < argc) {
-			via = argv[++i];
-			if (strcmp(via, "sk_storage") && strcmp(via, "tcp")) {
-				snprintf(err, sizeof(err), "flows: --via takes sk_storage or tcp, not '%s'", via);
-				return vk_usage_error(err);
-			}
-			continue;
-		}
-		snprintf(err, sizeof(err), "flows: unknown option '%s'", argv[i]);
-		return vk_usage_error(err);
-	}
+	ret = parse(&flt, &d, &via, argc, argv);
+	if (ret >= 0)
+		return ret;
+	d.json = vk_cli.json;
 	if (vk_check_env(err))
 		return vk_die(err);
 	if (access(VK_PIN_FLOWS, F_OK)) {	/* nothing loaded: no flows, not an error */
-		printf(json ? "[]\n" : "no vegaskit controller is loaded\n");
+		printf(d.json ? "[]\n" : "no vegaskit controller is loaded\n");
 		return 0;
 	}
-	d.nnames = vk_instance_names(names, MAX_INSTANCES);
-	return dump(&d, via);
+	d.nnames = vk_instance_names(&d.names);
+	ret = dump(&d, via);
+	free(d.names);
+	return ret;
 }

@@ -7,23 +7,38 @@
  * iter/tcp walk). Reports the counts and the time the move took, and the
  * previous default: `vegasctl swap PREVIOUS` is the rollback.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "vk_cmds.h"
-#include "vk_embed.h"
-#include "vk_format.h"
-#include "vk_netns.h"
-#include "vk_params.h"
-#include "vk_registry.h"
+#include "bpfobj.h"
+#include "cli.h"
+#include "embed.h"
+#include "env.h"
+#include "fault.h"
+#include "filter.h"
+#include "iter.h"
+#include "names.h"
+#include "netns.h"
 
 VK_EMBED(vk_swap_iter)
+
+const char vk_usage_swap[] =
+	"swap CC [--netns NAME] [--from CC] [-L P] [-R P] [--port P] [--addr A]\n"
+	"     [--default-only | --established-only] [--json]\n"
+	"\n"
+	"  --netns NAME         in the network namespace `ip netns` calls NAME\n"
+	"  --from CC            move only connections now on CC\n"
+	"  -L/--lport P, -R/--rport P, --port P, --addr A\n"
+	"                       move only connections with that local port, remote port,\n"
+	"                       port at either end, address at either end; the default\n"
+	"                       is then left alone\n"
+	"  --default-only       set the default, move nothing\n"
+	"  --established-only   move established connections, leave the default\n"
+	"The previous default is printed: `vegasctl swap PREVIOUS` rolls back.\n";
 
 #define DEFAULT_CC "/proc/sys/net/ipv4/tcp_congestion_control"
 
@@ -67,116 +82,129 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static int count(const void *rec, void *arg)
+{
+	const struct vk_swap_rec *r = rec;
+	struct swap_counts *c = arg;
+
+	if (r->result == VK_SWAP_MOVED)
+		c->moved++;
+	else if (r->result == VK_SWAP_ALREADY)
+		c->already++;
+	else if (!c->failed++)
+		c->first_err = r->err;
+	return 0;
+}
+
 /* Walk this namespace's TCP sockets once, moving the selected ones. */
 static int move_established(const struct vk_swap_cfg *cfg, struct swap_counts *c, char *err)
 {
 	struct bpf_object *obj;
 	struct bpf_link *link = NULL;
-	struct vk_swap_cfg *ro;
-	struct vk_swap_rec rec;
-	int fd = -1, ret = -1;
-	ssize_t got;
+	struct vk_swap_cfg *rw;
+	char why[VK_ERR_MAX];
+	int ret = -1;
 	double t0;
 
-	obj = vk_open_embedded("vk_swap_iter", vk_swap_iter_elf_bytes, err);
+	obj = vk_iter_open("vk_swap_iter", vk_swap_iter_elf_bytes, NULL, err);
 	if (!obj)
 		return -1;
-	ro = vk_obj_global(obj, ".data", "cfg", sizeof(*ro));
-	if (!ro) {
-		snprintf(err, VK_ERR_MAX, "embedded swap iterator is malformed (build mismatch)");
+	rw = vk_obj_global(obj, ".data", "cfg", sizeof(*rw));
+	if (!rw) {
+		vk_err(err, "embedded swap iterator is malformed (build mismatch)");
 		goto out;
 	}
-	*ro = *cfg;
-	if (bpf_object__load(obj)) {
-		snprintf(err, VK_ERR_MAX, "cannot load the swap iterator: %s (kernel >= 6.0 needed)",
-			 strerror(errno));
+	*rw = *cfg;
+	if (vk_iter_load(obj, why)) {
+		vk_err(err, "cannot load the swap iterator: %s (kernel >= 6.0 needed)", why);
 		goto out;
 	}
 	t0 = now_ms();
-	link = bpf_program__attach_iter(bpf_object__find_program_by_name(obj, "vk_swap"), NULL);
-	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
-	if (fd < 0) {
-		snprintf(err, VK_ERR_MAX, "cannot start the swap iterator: %s", strerror(errno));
-		goto out;
-	}
-	while ((got = read(fd, &rec, sizeof(rec))) == sizeof(rec)) {
-		if (rec.result == VK_SWAP_MOVED)
-			c->moved++;
-		else if (rec.result == VK_SWAP_ALREADY)
-			c->already++;
-		else if (!c->failed++)
-			c->first_err = rec.err;
-	}
+	link = vk_iter_attach(obj, "vk_swap", NULL, "swap", err);
+	if (link)
+		ret = vk_iter_each(link, sizeof(struct vk_swap_rec), count, c, "swap", err);
 	c->ms = now_ms() - t0;
-	if (got < 0) {
-		snprintf(err, VK_ERR_MAX, "reading the swap iterator: %s", strerror(errno));
-		goto out;
-	}
-	ret = 0;
 out:
-	if (fd >= 0)
-		close(fd);
 	bpf_link__destroy(link);
 	bpf_object__close(obj);
 	return ret;
 }
 
-int vk_cmd_swap(int argc, char **argv, bool json)
+enum { OPT_NETNS = VK_OPT_CMD, OPT_FROM };
+
+struct swap_args {
+	const char *target, *netns;
+	struct vk_filter flt;		/* only its ports and address */
+	struct vk_swap_cfg cfg;
+	int default_only, established_only;
+};
+
+/* Returns -1 to go on, or the exit status (help, usage error). */
+static int parse(struct swap_args *a, int argc, char **argv, char *err)
 {
-	struct vk_swap_cfg cfg = { .port = -1, .lport = -1, .rport = -1 };
-	struct swap_counts c = {};
-	struct vk_filter flt;
-	const char *target, *netns = NULL;
-	char err[VK_ERR_MAX], prev[64] = "";
-	bool set_default = true, move = true;
+	const struct option opts[] = {
+		VK_OPTS_GLOBAL, VK_OPTS_FILTER_ENDS,
+		{ "netns", required_argument, NULL, OPT_NETNS },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "default-only", no_argument, &a->default_only, 1 },
+		{ "established-only", no_argument, &a->established_only, 1 },
+		{}
+	};
+	struct vk_opts o = { .longopts = opts, .filter = &a->flt };
+	int c;
 
-	if (argc < 1)
-		return vk_usage_error("swap: which controller? (see: vegasctl list)");
-	target = argv[0];
-	if (vk_check_name(target, err))
-		return vk_die(err);
-	vk_filter_init(&flt);
-	for (int i = 1; i < argc; i++) {
-		int r;
-
-		if (!strcmp(argv[i], "--netns") && i + 1 < argc) {
-			netns = argv[++i];
-			continue;
-		}
-		if (!strcmp(argv[i], "--from") && i + 1 < argc) {
-			if (vk_check_name(argv[++i], err))
+	while ((c = vk_getopt(argc, argv, &o)) >= 0) {
+		if (c == OPT_NETNS) {
+			a->netns = optarg;
+		} else if (c == OPT_FROM) {
+			if (vk_check_name(optarg, err))
 				return vk_die(err);
-			snprintf(cfg.from, sizeof(cfg.from), "%s", argv[i]);
-			continue;
-		}
-		if (!strcmp(argv[i], "--default-only")) {
-			move = false;
-			continue;
-		}
-		if (!strcmp(argv[i], "--established-only")) {
-			set_default = false;
-			continue;
-		}
-		r = vk_filter_option(&flt, argc, argv, &i, err);
-		if (r < 0)
-			return vk_die(err);
-		if (r == 0 || flt.netns || flt.ncc) {
-			snprintf(err, sizeof(err), "swap: unknown option '%s'", argv[i]);
-			return vk_usage_error(err);
+			snprintf(a->cfg.from, sizeof(a->cfg.from), "%s", optarg);
 		}
 	}
-	if (!move && !set_default)
+	if (c == VK_OPT_EXIT)
+		return o.status;
+	if (optind >= argc)
+		return vk_usage_error("swap: which controller? (see: vegasctl list)");
+	if (argc - optind > 1)
+		return vk_usage_error("swap: unknown option '%s'", argv[optind + 1]);
+	a->target = argv[optind];
+	if (vk_check_name(a->target, err))
+		return vk_die(err);
+	if (a->default_only && a->established_only)
 		return vk_usage_error("swap: --default-only and --established-only exclude each other");
+	return -1;
+}
+
+int vk_cmd_swap(int argc, char **argv)
+{
+	struct swap_args a = { .cfg = { .port = -1, .lport = -1, .rport = -1 } };
+	struct vk_swap_cfg *cfg = &a.cfg;
+	const struct vk_filter *flt = &a.flt;
+	struct swap_counts c = {};
+	char err[VK_ERR_MAX], prev[64] = "";
+	const char *target, *netns;
+	bool set_default, move;
+	int ret;
+
+	vk_filter_init(&a.flt);
+	ret = parse(&a, argc, argv, err);
+	if (ret >= 0)
+		return ret;
+	target = a.target;
+	netns = a.netns;
+	set_default = !a.established_only;
+	move = !a.default_only;
 	/* A filtered move leaves other sockets alone; the default would not. */
-	if ((cfg.from[0] || flt.port >= 0 || flt.lport >= 0 || flt.rport >= 0 || flt.has_addr) &&
+	if ((cfg->from[0] || flt->port >= 0 || flt->lport >= 0 || flt->rport >= 0 || flt->has_addr) &&
 	    set_default && move)
 		set_default = false;
-	snprintf(cfg.target, sizeof(cfg.target), "%s", target);
-	cfg.port = flt.port;
-	cfg.lport = flt.lport;
-	cfg.rport = flt.rport;
-	cfg.has_addr = flt.has_addr;
-	memcpy(cfg.addr, flt.addr, sizeof(cfg.addr));
+	snprintf(cfg->target, sizeof(cfg->target), "%s", target);
+	cfg->port = flt->port;
+	cfg->lport = flt->lport;
+	cfg->rport = flt->rport;
+	cfg->has_addr = flt->has_addr;
+	memcpy(cfg->addr, flt->addr, sizeof(cfg->addr));
 
 	if (vk_check_env(err))
 		return vk_die(err);
@@ -199,12 +227,12 @@ int vk_cmd_swap(int argc, char **argv, bool json)
 		return vk_die(err);
 	}
 	vk_crash_point("swap:default-set");
-	if (move && move_established(&cfg, &c, err)) {
+	if (move && move_established(cfg, &c, err)) {
 		if (set_default)
 			write_default(prev);	/* all or nothing */
 		return vk_die(err);
 	}
-	if (json) {
+	if (vk_cli.json) {
 		printf("{\"target\":\"%s\",\"netns\":\"%s\",\"previous_default\":\"%s\",\"default_set\":%s,"
 		       "\"moved\":%u,\"already\":%u,\"failed\":%u,\"first_error\":%d,\"move_ms\":%.3f}\n",
 		       target, netns ? netns : "", prev, set_default ? "true" : "false", c.moved,

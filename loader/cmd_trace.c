@@ -3,7 +3,9 @@
  * vegasctl trace: stream the controllers' per-ACK and per-RTT decision records
  * (struct vk_event) as CSV or JSON lines. Switches tracing on in the selected
  * instances' parameters and off again at exit (also on SIGINT/SIGTERM); the
- * lost-record count goes to stderr, nothing but data to stdout.
+ * lost-record count goes to stderr, nothing but data to stdout
+ * (docs/DESIGN.md §5). CSV, the default, always starts with its header line;
+ * --csv and --json (the global flag, wherever it is) exclude each other.
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,12 +16,23 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "vk_cmds.h"
-#include "vk_format.h"
-#include "vk_params.h"
-#include "vk_registry.h"
+#include "cli.h"
+#include "env.h"
+#include "filter.h"
+#include "format.h"
+#include "instance.h"
 
-#define MAX_INSTANCES 256
+const char vk_usage_trace[] =
+	"trace [FILTER]... [--decisions | --acks] [--duration S] [--count N] [--csv | --json]\n"
+	"\n"
+	"  --decisions      per-RTT decision records only\n"
+	"  --acks           per-ACK records only (default: both)\n"
+	"  --duration S     stop after S seconds (default: at SIGINT or SIGTERM)\n"
+	"  --count N        stop after N records\n"
+	"  --csv            CSV, with a header line first (the default)\n"
+	"  --json           one JSON object a line; --csv and --json exclude each other\n"
+	"The count of records printed and lost goes to stderr at the end.\n"
+	VK_USAGE_FILTER;
 
 struct trace_ctx {
 	struct vk_filter flt;
@@ -85,7 +98,7 @@ static int handle(void *arg, void *data, size_t size)
 }
 
 /* Set the trace bits of every selected instance; returns how many were set. */
-static int set_trace(char names[][VK_NAME_MAX], int n, __u32 bits, char *err)
+static int set_trace(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
 {
 	int done = 0;
 
@@ -111,85 +124,125 @@ static __u64 lost_count(int fd)
 	return v;
 }
 
-int vk_cmd_trace(int argc, char **argv, bool json)
+enum { OPT_DURATION = VK_OPT_CMD, OPT_COUNT };
+
+struct trace_args {
+	int bits;		/* VK_TRACE_* */
+	int csv;
+	double duration;	/* 0: until a signal */
+};
+
+/* Returns -1 to go on, or the exit status (help, usage error). */
+static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **argv, char *err)
 {
-	static char names[MAX_INSTANCES][VK_NAME_MAX];
-	struct trace_ctx t = { .json = json, .count = -1 };
+	const struct option opts[] = {
+		VK_OPTS_GLOBAL, VK_OPTS_FILTER,
+		{ "decisions", no_argument, &a->bits, VK_TRACE_DECISIONS },
+		{ "acks", no_argument, &a->bits, VK_TRACE_ACKS },
+		{ "csv", no_argument, &a->csv, 1 },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{}
+	};
+	struct vk_opts o = { .longopts = opts, .filter = &t->flt };
+	const char *opt;
+	char *end;
+	double v;
+	int c;
+
+	while ((c = vk_getopt(argc, argv, &o)) >= 0) {
+		if (c != OPT_DURATION && c != OPT_COUNT)
+			continue;
+		opt = c == OPT_DURATION ? "duration" : "count";
+		v = strtod(optarg, &end);
+		if (*end || !(v > 0)) {
+			vk_err(err, "--%s must be a positive number", opt);
+			return vk_die(err);
+		}
+		if (c == OPT_DURATION)
+			a->duration = v;
+		else
+			t->count = (long long)v;
+	}
+	if (c == VK_OPT_EXIT)
+		return o.status;
+	if (optind < argc)
+		return vk_usage_error("trace: unknown option '%s'", argv[optind]);
+	if (a->csv && vk_cli.json)
+		return vk_usage_error("trace: --csv and --json exclude each other");
+	t->json = vk_cli.json;
+	return -1;
+}
+
+/*
+ * The instances to trace: those --controller names, all of which must
+ * exist, or else every one loaded. A malloc'd array; returns the count.
+ */
+static int trace_names(const struct vk_filter *flt, char (**names)[VK_NAME_MAX], char *err)
+{
+	struct vk_instance in;
+
+	if (!flt->ncc)
+		return vk_instance_names(names);
+	*names = calloc(flt->ncc, sizeof(**names));
+	if (!*names)
+		return vk_err(err, "out of memory");
+	for (int i = 0; i < flt->ncc; i++) {
+		if (vk_instance_read(flt->cc[i], &in, err))
+			return -1;
+		memcpy((*names)[i], flt->cc[i], VK_NAME_MAX);
+	}
+	return flt->ncc;
+}
+
+int vk_cmd_trace(int argc, char **argv)
+{
+	struct trace_args a = { .bits = VK_TRACE_DECISIONS | VK_TRACE_ACKS };
+	struct trace_ctx t = { .count = -1 };
+	char (*names)[VK_NAME_MAX] = NULL;
 	struct ring_buffer *rb = NULL;
 	char err[VK_ERR_MAX];
-	__u32 bits = VK_TRACE_DECISIONS | VK_TRACE_ACKS;
-	double duration = 0;
 	struct timespec t0, now;
-	int n, ring_fd, lost_fd, ret = 0;
+	int n, ring_fd = -1, lost_fd = -1, ret;
 	__u64 lost0;
 
 	vk_filter_init(&t.flt);
-	for (int i = 0; i < argc; i++) {
-		int r = vk_filter_option(&t.flt, argc, argv, &i, err);
-		char *end;
-
-		if (r < 0)
-			return vk_die(err);
-		if (r > 0)
-			continue;
-		if (!strcmp(argv[i], "--decisions")) {
-			bits = VK_TRACE_DECISIONS;
-		} else if (!strcmp(argv[i], "--acks")) {
-			bits = VK_TRACE_ACKS;
-		} else if (!strcmp(argv[i], "--csv")) {
-			t.json = false;
-		} else if ((!strcmp(argv[i], "--duration") || !strcmp(argv[i], "--count")) &&
-			   i + 1 < argc) {
-			bool is_dur = argv[i][2] == 'd';
-			double v = strtod(argv[++i], &end);
-
-			if (*end || !(v > 0)) {
-				snprintf(err, sizeof(err), "%s must be a positive number", argv[i - 1]);
-				return vk_die(err);
-			}
-			if (is_dur)
-				duration = v;
-			else
-				t.count = (long long)v;
-		} else {
-			snprintf(err, sizeof(err), "trace: unknown option '%s'", argv[i]);
-			return vk_usage_error(err);
-		}
-	}
+	ret = parse(&a, &t, argc, argv, err);
+	if (ret >= 0)
+		return ret;
+	ret = 0;
 	if (vk_check_env(err))
 		return vk_die(err);
-	n = vk_instance_names(names, MAX_INSTANCES);
-	if (t.flt.ncc) {	/* trace only the named instances, all of which must exist */
-		for (int i = 0; i < t.flt.ncc; i++) {
-			struct vk_instance in;
-
-			if (vk_instance_read(t.flt.cc[i], &in, err))
-				return vk_die(err);
-			memcpy(names[i], t.flt.cc[i], VK_NAME_MAX);
-		}
-		n = t.flt.ncc;
+	n = trace_names(&t.flt, &names, err);
+	if (n < 0 && t.flt.ncc) {
+		ret = vk_die(err);
+		goto out;
 	}
-	if (n <= 0)
-		return vk_die("no vegaskit controller is loaded: nothing to trace (see: vegasctl load)");
+	if (n <= 0) {
+		ret = vk_die("no vegaskit controller is loaded: nothing to trace (see: vegasctl load)");
+		goto out;
+	}
 	ring_fd = bpf_obj_get(VK_PIN_EVENTS);
 	lost_fd = bpf_obj_get(VK_PIN_TRACE_LOST);
-	if (ring_fd < 0)
-		return vk_die("cannot open the trace ring " VK_PIN_EVENTS);
+	if (ring_fd < 0) {
+		ret = vk_die("cannot open the trace ring " VK_PIN_EVENTS);
+		goto out;
+	}
 	rb = ring_buffer__new(ring_fd, handle, &t, NULL);
 	if (!rb) {
-		close(ring_fd);
-		return vk_die("cannot map the trace ring");
+		ret = vk_die("cannot map the trace ring");
+		goto out;
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, on_signal);
 	lost0 = lost_count(lost_fd);
-	if (set_trace(names, n, bits, err) == 0) {
+	if (set_trace(names, n, (__u32)a.bits, err) == 0) {
 		ret = vk_die(err[0] ? err : "could not switch tracing on");
 		goto out;
 	}
-	if (!json)
+	if (!t.json)
 		fputs(csv_header, stdout);
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -202,7 +255,8 @@ int vk_cmd_trace(int argc, char **argv, bool json)
 		}
 		fflush(stdout);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (duration > 0 && (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= duration)
+		if (a.duration > 0 &&
+		    (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= a.duration)
 			break;
 	}
 	set_trace(names, n, 0, err);
@@ -212,8 +266,10 @@ int vk_cmd_trace(int argc, char **argv, bool json)
 		(unsigned long long)(lost_count(lost_fd) - lost0));
 out:
 	ring_buffer__free(rb);
-	close(ring_fd);
+	if (ring_fd >= 0)
+		close(ring_fd);
 	if (lost_fd >= 0)
 		close(lost_fd);
+	free(names);
 	return ret;
 }

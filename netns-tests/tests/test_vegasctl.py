@@ -168,3 +168,43 @@ def test_usage_errors_exit_2():
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     r = vegasctl(check=False)
     assert r.returncode == 2
+
+
+COMMANDS = ["list", "load", "unload", "set", "show", "flows", "trace", "swap", "features"]
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_every_command_answers_help(cmd, flag):
+    r = vegasctl(cmd, flag, check=False)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout.startswith(f"usage: vegasctl {cmd}"), r.stdout
+
+
+def test_top_level_help_lists_every_command():
+    r = vegasctl("--help")
+    assert (r.returncode, r.stderr) == (0, "")
+    synopses = [line.split()[0] for line in r.stdout.splitlines()[1:] if line.startswith("  ") and
+                not line.startswith("   ")]
+    assert synopses == COMMANDS
+
+
+def test_trace_csv_and_json_exclude_each_other():
+    for args in (["--json", "trace", "--csv"], ["trace", "--csv", "--json"],
+                 ["trace", "--json", "--csv", "--duration", "1"]):
+        r = vegasctl(*args, check=False)
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr == ("vegasctl: trace: --csv and --json exclude each other "
+                            "(see: vegasctl --help)\n")
+    assert "--csv" in vegasctl("trace", "--help").stdout
+
+
+def test_trace_csv_always_has_its_header():
+    header = "time_s,type,netns,saddr,sport,daddr,dport,ca,state,cwnd,"
+    with loaded("vegas", "--name", "vk_csv") as name:
+        for args in ([], ["--csv"], ["--decisions", "--csv"]):
+            r = vegasctl("trace", "--controller", name, "--duration", "0.2", *args)
+            assert r.stdout.startswith(header), (args, r.stdout)
+            assert r.stderr == "vegasctl: 0 records, 0 lost\n"
+        r = vegasctl("trace", "--controller", name, "--duration", "0.2", "--json")
+        assert r.stdout == "" and r.stderr == "vegasctl: 0 records, 0 lost\n"

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The controllers vegasctl knows: their objects are embedded via skeletons. */
+/*
+ * The controllers vegasctl knows (docs/DESIGN.md §3), one per VK_VARIANTS
+ * entry of bpf/vk_intf.h, each with its BPF object embedded (embed.h).
+ */
 #ifndef VK_VARIANTS_H
 #define VK_VARIANTS_H
 

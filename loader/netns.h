@@ -2,7 +2,8 @@
 /*
  * Network namespaces: entering one by name, and visiting every one that a
  * task or an nsfs mount holds (for walks that, like iter/tcp, see only the
- * namespace of the task that starts them).
+ * namespace of the task that starts them: `flows --via tcp`, `swap --netns`;
+ * docs/DESIGN.md §4, §10).
  */
 #ifndef VK_NETNS_H
 #define VK_NETNS_H

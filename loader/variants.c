@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+/* The variant table, expanded from VK_VARIANTS (variants.h). */
 #include <string.h>
-#include "vk_variants.h"
-#include "vk_embed.h"
+#include "variants.h"
+#include "embed.h"
 
 #define EMBED(id, name, source) VK_EMBED(bpf_##name)
 VK_VARIANTS(EMBED)

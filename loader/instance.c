@@ -1,175 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * Registered instances: load, replace, read, retune and unload, each a
+ * sequence of pin operations ordered so that a crash at any step leaves a
+ * state `list` reports truthfully and `unload` removes (instance.h,
+ * docs/DESIGN.md §4).
+ */
 #include <dirent.h>
-#include <signal.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "vk_registry.h"
+#include "bpfobj.h"
+#include "cli.h"
+#include "env.h"
+#include "fault.h"
+#include "instance.h"
+#include "names.h"
 
-#define AVAILABLE_CC	"/proc/sys/net/ipv4/tcp_available_congestion_control"
-#define VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
-
-bool vk_verbose;
-
-/*
- * Fault injection for the crash-consistency tests: VEGASCTL_CRASH_AT=POINT
- * makes vegasctl SIGKILL itself at that point of a multi-step change.
- */
-void vk_crash_point(const char *point)
-{
-	const char *at = getenv("VEGASCTL_CRASH_AT");
-
-	if (at && !strcmp(at, point))
-		raise(SIGKILL);
-}
-
-/*
- * For the fallback tests: VEGASCTL_REFUSE=FEATURE makes vegasctl act as if
- * the kernel had refused FEATURE (a `vegasctl features` key) with EPERM, so a
- * fallback is exercised on kernels that do not need it.
- */
-bool vk_refused(const char *feature)
-{
-	const char *r = getenv("VEGASCTL_REFUSE");
-
-	return r && !strcmp(r, feature);
-}
+#define PIN_PATH_MAX	300
 
 /* Maps every controller shares, pinned by name (LIBBPF_PIN_BY_NAME). */
 static const char *const vk_shared_pins[] = {
 	VK_PIN_FLOWS, VK_PIN_EVENTS, VK_PIN_TRACE_LOST,
 };
-
-static int fail(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, 256, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-int vk_check_name(const char *name, char *err)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n >= VK_NAME_MAX)
-		return fail(err, "name '%s' must be 1 to %d characters", name, VK_NAME_MAX - 1);
-	if (name[0] == '.')
-		return fail(err, "name '%s' must not start with '.'", name);
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '.'))
-			return fail(err, "name '%s' may contain only letters, digits, '_' and '.'", name);
-	}
-	return 0;
-}
-
-/* Each missing prerequisite gets its own message saying what to do. */
-int vk_check_env(char *err)
-{
-	struct statfs st;
-	struct btf *btf;
-	int has_ops, has_link;
-
-	if (geteuid() != 0)
-		return fail(err, "must be run as root (loading controllers needs CAP_BPF and CAP_NET_ADMIN): try sudo");
-	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
-		return fail(err, "no BPF filesystem at /sys/fs/bpf: mount it with 'mount -t bpf bpf /sys/fs/bpf'");
-	if (access(VMLINUX_BTF, R_OK))
-		return fail(err, "kernel BTF missing (%s): a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed", VMLINUX_BTF);
-	btf = btf__parse_raw(VMLINUX_BTF);
-	if (!btf)
-		return fail(err, "kernel BTF at %s is unreadable: a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed", VMLINUX_BTF);
-	has_ops = btf__find_by_name_kind(btf, "bpf_struct_ops_tcp_congestion_ops", BTF_KIND_STRUCT) > 0;
-	has_link = btf__find_by_name_kind(btf, "bpf_struct_ops_link", BTF_KIND_STRUCT) > 0;
-	btf__free(btf);
-	if (!has_ops)
-		return fail(err, "this kernel cannot run BPF TCP congestion control (no struct_ops for tcp_congestion_ops): Linux >= 5.6 with CONFIG_BPF_JIT is needed");
-	if (!has_link)
-		return fail(err, "this kernel has no struct_ops links: Linux >= 6.4 is needed");
-	return 0;
-}
-
-bool vk_ca_available(const char *name)
-{
-	char buf[4096], *tok, *save;
-	FILE *f = fopen(AVAILABLE_CC, "r");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-		if (!strcmp(tok, name))
-			return true;
-	return false;
-}
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;	/* our own messages say what failed; -v shows libbpf's */
-	return vk_verbose ? vfprintf(stderr, fmt, ap) : 0;
-}
-
-struct bpf_object *vk_open_embedded(const char *name, const void *(*elf_bytes)(size_t *),
-				    char *err)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = name,
-		    .pin_root_path = VK_PIN_SHARED);
-	struct bpf_object *obj;
-	const void *bytes;
-	size_t sz;
-
-	libbpf_set_print(libbpf_quiet);
-	bytes = elf_bytes(&sz);
-	obj = bpf_object__open_mem(bytes, sz, &opts);
-	if (!obj)
-		fail(err, "cannot open the embedded %s object: %s", name, strerror(errno));
-	return obj;
-}
-
-void *vk_obj_global(struct bpf_object *obj, const char *section, const char *var, size_t size)
-{
-	const struct btf *btf = bpf_object__btf(obj);
-	struct bpf_map *map = bpf_object__find_map_by_name(obj, section);
-	const struct btf_var_secinfo *vs;
-	const struct btf_type *sec;
-	size_t map_sz = 0;
-	char *data;
-	int id;
-
-	data = map ? bpf_map__initial_value(map, &map_sz) : NULL;
-	id = btf ? btf__find_by_name_kind(btf, section, BTF_KIND_DATASEC) : -1;
-	if (!data || id <= 0)
-		return NULL;
-	sec = btf__type_by_id(btf, id);
-	vs = btf_var_secinfos(sec);
-	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
-		const struct btf_type *t = btf__type_by_id(btf, vs->type);
-
-		if (!strcmp(btf__name_by_offset(btf, t->name_off), var) && vs->size == size &&
-		    vs->offset + size <= map_sz)
-			return data + vs->offset;
-	}
-	return NULL;
-}
 
 static struct bpf_object *open_variant(const struct vk_variant_desc *v, char *err)
 {
@@ -202,7 +61,7 @@ int vk_default_params(const struct vk_variant_desc *v, struct vk_params *p, char
 	init = params_map(obj) ? bpf_map__initial_value(params_map(obj), &sz) : NULL;
 	if (!init || sz != sizeof(*p)) {
 		bpf_object__close(obj);
-		return fail(err, "embedded %s object has no vk_params (build mismatch)", v->name);
+		return vk_err(err, "embedded %s object has no vk_params (build mismatch)", v->name);
 	}
 	memcpy(p, init, sizeof(*p));
 	bpf_object__close(obj);
@@ -228,24 +87,12 @@ static int ops_member_offset(struct bpf_object *obj, const char *member)
 	return -1;
 }
 
-/*
- * bpffs refuses '.' in names (it reserves them for maps.debug and friends), but
- * controller names may contain it: the directory spells '.' as '+', a character
- * names cannot contain, so the mapping is one-to-one.
- */
-static void dir_name(char *out, const char *name, char from, char to)
+static void path_of(char *buf, const char *name, const char *leaf)
 {
-	for (; *name; name++, out++)
-		*out = *name == from ? to : *name;
-	*out = '\0';
-}
+	char dir[VK_NAME_MAX];
 
-static void path_of(char *buf, size_t n, const char *name, const char *leaf)
-{
-	char enc[VK_NAME_MAX];
-
-	dir_name(enc, name, '.', VK_PIN_DOT);
-	snprintf(buf, n, VK_PIN_CC "/%s%s%s", enc, leaf ? "/" : "", leaf ? leaf : "");
+	vk_name_to_dir(dir, name);
+	snprintf(buf, PIN_PATH_MAX, VK_PIN_CC "/%s%s%s", dir, leaf ? "/" : "", leaf ? leaf : "");
 }
 
 static int mkdir_private(const char *path)
@@ -264,6 +111,27 @@ static void prune_root(void)
 		unlink(vk_shared_pins[i]);
 	rmdir(VK_PIN_SHARED);
 	rmdir(VK_PIN_ROOT);
+}
+
+/*
+ * Remove what an instance pinned besides its link (params, a params_new
+ * left by an interrupted replace), then its directory and, if it was the
+ * last, the root. Returns rmdir's result, errno intact.
+ */
+static int remove_pins(const char *name, const char *dir)
+{
+	char pin[PIN_PATH_MAX];
+	int ret, e;
+
+	path_of(pin, name, "params");
+	unlink(pin);
+	path_of(pin, name, "params_new");
+	unlink(pin);
+	ret = rmdir(dir);
+	e = errno;
+	prune_root();
+	errno = e;
+	return ret;
 }
 
 /* Record in the live params which struct_ops map they belong to. */
@@ -303,23 +171,23 @@ static struct bpf_object *prepare(const struct vk_variant_desc *v, const char *n
 	name_off = ops_member_offset(obj, "name");
 	flags_off = ops_member_offset(obj, "flags");
 	if (!*params || !data || name_off < 0 || flags_off < 0 || (size_t)name_off + VK_NAME_MAX > sz) {
-		fail(err, "embedded %s object is malformed (build mismatch)", v->name);
+		vk_err(err, "embedded %s object is malformed (build mismatch)", v->name);
 		goto fail;
 	}
 	memset(data + name_off, 0, VK_NAME_MAX);
 	memcpy(data + name_off, name, strlen(name));
 	memcpy(data + flags_off, &p->ca_flags, sizeof(__u32));
 	if (bpf_map__set_initial_value(*params, p, sizeof(*p))) {
-		fail(err, "cannot set parameters: %s", strerror(errno));
+		vk_err(err, "cannot set parameters: %s", strerror(errno));
 		goto fail;
 	}
 	if (bpf_object__load(obj)) {
-		fail(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",
+		vk_err(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",
 		     v->name, strerror(errno));
 		goto fail;
 	}
 	if (stamp_ops_map_id(*params, *ops)) {
-		fail(err, "cannot stamp the parameters: %s", strerror(errno));
+		vk_err(err, "cannot stamp the parameters: %s", strerror(errno));
 		goto fail;
 	}
 	return obj;
@@ -331,20 +199,20 @@ fail:
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err)
 {
-	char dir[256], pin[300];
+	char dir[PIN_PATH_MAX], pin[PIN_PATH_MAX];
 	struct bpf_object *obj = NULL;
 	struct bpf_link *link = NULL;
 	struct bpf_map *pm, *om;
 	int ret = -1;
 
 	if (mkdir_private(VK_PIN_ROOT) || mkdir_private(VK_PIN_CC) || mkdir_private(VK_PIN_SHARED))
-		return fail(err, "cannot create %s: %s", VK_PIN_ROOT, strerror(errno));
-	path_of(dir, sizeof(dir), name, NULL);
+		return vk_err(err, "cannot create %s: %s", VK_PIN_ROOT, strerror(errno));
+	path_of(dir, name, NULL);
 	if (mkdir(dir, 0700)) {
 		if (errno == EEXIST)
-			fail(err, "'%s' is already loaded by vegaskit (unload it, or load --replace)", name);
+			vk_err(err, "'%s' is already loaded by vegaskit (unload it, or load --replace)", name);
 		else
-			fail(err, "cannot create %s: %s", dir, strerror(errno));
+			vk_err(err, "cannot create %s: %s", dir, strerror(errno));
 		prune_root();
 		return -1;
 	}
@@ -354,31 +222,27 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 	link = bpf_map__attach_struct_ops(om);
 	if (!link) {
 		if (errno == EEXIST)
-			fail(err, "a congestion control named '%s' is already registered", name);
+			vk_err(err, "a congestion control named '%s' is already registered", name);
 		else
-			fail(err, "cannot register '%s': %s", name, strerror(errno));
+			vk_err(err, "cannot register '%s': %s", name, strerror(errno));
 		goto out;
 	}
 	vk_crash_point("load:registered");
-	path_of(pin, sizeof(pin), name, "params");
+	path_of(pin, name, "params");
 	if (bpf_map__pin(pm, pin)) {
-		fail(err, "cannot pin %s: %s", pin, strerror(errno));
+		vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
 		goto out;
 	}
 	vk_crash_point("load:params-pinned");
-	path_of(pin, sizeof(pin), name, "link");
+	path_of(pin, name, "link");
 	if (bpf_link__pin(link, pin)) {	/* the commit point */
-		fail(err, "cannot pin %s: %s", pin, strerror(errno));
+		vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
 		goto out;
 	}
 	ret = 0;
 out:
-	if (ret) {
-		path_of(pin, sizeof(pin), name, "params");
-		unlink(pin);
-		rmdir(dir);
-		prune_root();
-	}
+	if (ret)
+		remove_pins(name, dir);
 	bpf_link__destroy(link);	/* the pin, if any, keeps it registered */
 	bpf_object__close(obj);
 	return ret;
@@ -393,35 +257,35 @@ out:
 int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 			const struct vk_params *p, char *err)
 {
-	char pin[300], next[300];
+	char pin[PIN_PATH_MAX], next[PIN_PATH_MAX];
 	struct bpf_object *obj;
 	struct bpf_link *link;
 	struct bpf_map *pm, *om;
 	int ret = -1;
 
-	path_of(pin, sizeof(pin), name, "link");
+	path_of(pin, name, "link");
 	link = bpf_link__open(pin);
 	if (!link)
-		return fail(err, "'%s' is not loaded by vegaskit: nothing to replace", name);
+		return vk_err(err, "'%s' is not loaded by vegaskit: nothing to replace", name);
 	obj = prepare(v, name, p, &om, &pm, err);
 	if (!obj)
 		goto out;
 	/* params_new first: if we die after the update, it says which map is live. */
-	path_of(next, sizeof(next), name, "params_new");
-	path_of(pin, sizeof(pin), name, "params");
+	path_of(next, name, "params_new");
+	path_of(pin, name, "params");
 	unlink(next);
 	if (bpf_map__pin(pm, next)) {
-		fail(err, "cannot pin %s: %s", next, strerror(errno));
+		vk_err(err, "cannot pin %s: %s", next, strerror(errno));
 		goto out;
 	}
 	if (bpf_link__update_map(link, om)) {
-		fail(err, "cannot replace '%s' in place: %s", name, strerror(errno));
+		vk_err(err, "cannot replace '%s' in place: %s", name, strerror(errno));
 		unlink(next);
 		goto out;
 	}
 	vk_crash_point("replace:updated");
 	if (rename(next, pin)) {
-		fail(err, "replaced, but cannot move %s to %s: %s", next, pin, strerror(errno));
+		vk_err(err, "replaced, but cannot move %s to %s: %s", next, pin, strerror(errno));
 		goto out;
 	}
 	ret = 0;
@@ -439,18 +303,18 @@ out:
  */
 static void repair_replace(const char *name, __u32 live_map_id)
 {
-	char next[300], pin[300];
+	char next[PIN_PATH_MAX], pin[PIN_PATH_MAX];
 	struct vk_params p;
 	int fd, key = 0;
 	bool live;
 
-	path_of(next, sizeof(next), name, "params_new");
+	path_of(next, name, "params_new");
 	fd = bpf_obj_get(next);
 	if (fd < 0)
 		return;
 	live = bpf_map_lookup_elem(fd, &key, &p) == 0 && p.ops_map_id == live_map_id;
 	close(fd);
-	path_of(pin, sizeof(pin), name, "params");
+	path_of(pin, name, "params");
 	if (live)
 		rename(next, pin);
 	else
@@ -459,16 +323,16 @@ static void repair_replace(const char *name, __u32 live_map_id)
 
 int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
 {
-	char pin[300];
+	char pin[PIN_PATH_MAX];
 	struct stat st;
 	int fd, key = 0;
 
 	memset(inst, 0, sizeof(*inst));
 	snprintf(inst->name, sizeof(inst->name), "%.*s", VK_NAME_MAX - 1, name);
-	path_of(pin, sizeof(pin), name, NULL);
+	path_of(pin, name, NULL);
 	if (stat(pin, &st) || !S_ISDIR(st.st_mode))
-		return fail(err, "no controller named '%s' was loaded by vegaskit (see: vegasctl list)", name);
-	path_of(pin, sizeof(pin), name, "link");
+		return vk_err(err, "no controller named '%s' was loaded by vegaskit (see: vegasctl list)", name);
+	path_of(pin, name, "link");
 	fd = bpf_obj_get(pin);
 	if (fd >= 0) {
 		struct bpf_link_info info = {};
@@ -482,7 +346,7 @@ int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
 		close(fd);
 		repair_replace(name, inst->map_id);
 	}
-	path_of(pin, sizeof(pin), name, "params");
+	path_of(pin, name, "params");
 	fd = bpf_obj_get(pin);
 	if (fd >= 0) {
 		inst->has_params = bpf_map_lookup_elem(fd, &key, &inst->params) == 0 &&
@@ -495,17 +359,17 @@ int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
 
 int vk_instance_write_params(const char *name, const struct vk_params *p, char *err)
 {
-	char pin[300];
+	char pin[PIN_PATH_MAX];
 	int fd, key = 0, ret;
 
-	path_of(pin, sizeof(pin), name, "params");
+	path_of(pin, name, "params");
 	fd = bpf_obj_get(pin);
 	if (fd < 0)
-		return fail(err, "cannot open %s: %s", pin, strerror(errno));
+		return vk_err(err, "cannot open %s: %s", pin, strerror(errno));
 	ret = bpf_map_update_elem(fd, &key, p, BPF_ANY);
 	close(fd);
 	if (ret)
-		return fail(err, "cannot update %s: %s", pin, strerror(errno));
+		return vk_err(err, "cannot update %s: %s", pin, strerror(errno));
 	return 0;
 }
 
@@ -524,25 +388,20 @@ static bool wait_unregistered(const char *name)
 
 int vk_instance_unload(const char *name, char *err)
 {
-	char dir[256], pin[300];
+	char dir[PIN_PATH_MAX], pin[PIN_PATH_MAX];
 	struct stat st;
 
-	path_of(dir, sizeof(dir), name, NULL);
+	path_of(dir, name, NULL);
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		return fail(err, "no controller named '%s' was loaded by vegaskit (see: vegasctl list)", name);
-	path_of(pin, sizeof(pin), name, "link");
+		return vk_err(err, "no controller named '%s' was loaded by vegaskit (see: vegasctl list)", name);
+	path_of(pin, name, "link");
 	if (unlink(pin) && errno != ENOENT)
-		return fail(err, "cannot remove %s: %s", pin, strerror(errno));
+		return vk_err(err, "cannot remove %s: %s", pin, strerror(errno));
 	vk_crash_point("unload:link-unpinned");
-	path_of(pin, sizeof(pin), name, "params");
-	unlink(pin);
-	path_of(pin, sizeof(pin), name, "params_new");
-	unlink(pin);
-	if (rmdir(dir))
-		return fail(err, "cannot remove %s: %s", dir, strerror(errno));
-	prune_root();
+	if (remove_pins(name, dir))
+		return vk_err(err, "cannot remove %s: %s", dir, strerror(errno));
 	if (!wait_unregistered(name))
-		return fail(err, "'%s' unpinned but the kernel still lists it after 3 s", name);
+		return vk_err(err, "'%s' unpinned but the kernel still lists it after 3 s", name);
 	return 0;
 }
 
@@ -551,20 +410,35 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-int vk_instance_names(char names[][VK_NAME_MAX], int max)
+int vk_instance_names(char (**names)[VK_NAME_MAX])
 {
-	DIR *d = opendir(VK_PIN_CC);
+	char (*v)[VK_NAME_MAX] = NULL, (*grown)[VK_NAME_MAX];
+	size_t n = 0, cap = 0;
 	struct dirent *e;
-	int n = 0;
+	DIR *d;
 
+	*names = NULL;
+	d = opendir(VK_PIN_CC);
 	if (!d)
 		return errno == ENOENT ? 0 : -1;
-	while ((e = readdir(d)) && n < max) {
+	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.' || strlen(e->d_name) >= VK_NAME_MAX)
 			continue;
-		dir_name(names[n++], e->d_name, VK_PIN_DOT, '.');
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			grown = realloc(v, cap * sizeof(*v));
+			if (!grown) {
+				free(v);
+				closedir(d);
+				return -1;
+			}
+			v = grown;
+		}
+		vk_name_from_dir(v[n++], e->d_name);
 	}
 	closedir(d);
-	qsort(names, n, VK_NAME_MAX, cmp_names);
-	return n;
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_names);
+	*names = v;
+	return (int)n;
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* Entering network namespaces and visiting all of them (netns.h). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -9,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "vk_netns.h"
-#include "vk_params.h"		/* VK_ERR_MAX */
+#include "netns.h"
+#include "cli.h"
 
 int vk_netns_enter_named(const char *name, char *err)
 {

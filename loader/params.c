@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
+/* Parameter tables, parsing, validation and printing (params.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "vk_params.h"
-#include "vk_variants.h"
+#include "params.h"
+#include "variants.h"
 
 #define ALL	((1u << VK_VEGAS) | (1u << VK_VEGAS_A) | (1u << VK_PIPE) | (1u << VK_VEGAS_FR))
 #define THRESH	((1u << VK_VEGAS) | (1u << VK_VEGAS_A) | (1u << VK_PIPE))
@@ -192,7 +193,7 @@ int vk_params_validate(const struct vk_params *p, char *err)
 		return -1;
 	}
 	if (vk_param_find("alpha_max", p->variant)) {
-		/* Vegas-A/PIPE never let alpha fall below 1 (DESIGN section 3). */
+		/* Vegas-A/PIPE never let alpha fall below 1 (docs/DESIGN.md §3). */
 		if (p->alpha < 1) {
 			snprintf(err, VK_ERR_MAX, "alpha must be >= 1 for %s", vk_variant_name(p->variant));
 			return -1;
@@ -204,7 +205,7 @@ int vk_params_validate(const struct vk_params *p, char *err)
 		}
 	}
 	if (p->variant == VK_VEGAS_FR) {
-		/* seed 004: Q carries +mss/2, so R <= mss/2 could never be met. */
+		/* vegas_fr: Q carries +mss/2, so R <= mss/2 could never be met. */
 		if (p->ref_bytes <= VK_FR_MSS_MAX / 2) {
 			snprintf(err, VK_ERR_MAX, "ref_bytes (%u) must exceed mss/2 = %u bytes",
 				 p->ref_bytes, VK_FR_MSS_MAX / 2);

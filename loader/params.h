@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Parameter keys, presets and validation: one table serves parse, print and docs. */
+/*
+ * Controller parameters (docs/DESIGN.md §3, §4): keys, presets and validation;
+ * one table serves parsing, printing and the docs.
+ */
 #ifndef VK_PARAMS_H
 #define VK_PARAMS_H
 
@@ -7,11 +10,10 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "../bpf/vk_intf.h"
-
-#define VK_ERR_MAX 256
+#include "cli.h"		/* VK_ERR_MAX */
 
 /*
- * vegas_fr needs R > mss/2 (seed 004). The loader cannot know every future
+ * vegas_fr needs R > mss/2 (its paper; docs/DESIGN.md §3). The loader cannot know every future
  * socket's MSS, so it checks against the Ethernet MSS with timestamps (1500 -
  * 20 - 20 - 12); smaller MSS values (the packet-size experiment uses 536
  * and 256) only make the condition easier to meet.
@@ -43,7 +45,7 @@ int vk_param_apply(struct vk_params *p, const char *kv, char *err);
 int vk_preset_apply(struct vk_params *p, const char *preset, char *err);
 /* Whole-struct checks: alpha <= beta, alpha_max >= alpha, R, k ... */
 int vk_params_validate(const struct vk_params *p, char *err);
-/* Presets of a variant, for `list`, as a NULL-terminated array of names. */
+/* The presets of a variant, for `list`: lines, or a JSON object. */
 void vk_presets_print(FILE *f, enum vk_variant v, bool json);
 /* "alpha=2 beta=4 ..." or a JSON object of the keys that apply to the variant. */
 void vk_params_print(FILE *f, const struct vk_params *p, bool json);

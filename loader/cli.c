@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vegasctl's messages and shared option parsing (cli.h). Bad input gets one
+ * line on stderr starting "vegasctl: " and a non-zero exit: 2 for usage, 1
+ * for everything else (docs/DESIGN.md §4).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "filter.h"
+
+struct vk_cli vk_cli;
+
+int vk_die(const char *msg)
+{
+	fprintf(stderr, "vegasctl: %s\n", msg);
+	return 1;
+}
+
+int vk_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vegasctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see: vegasctl --help)\n", stderr);
+	return 2;
+}
+
+int vk_err(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, VK_ERR_MAX, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Apply FILTER option c with value arg: 1 if applied, 0 if not one, -1 on a bad value. */
+static int filter_opt(struct vk_filter *f, int c, const char *arg, char *err)
+{
+	switch (c) {
+	case 'L':
+		return vk_filter_port(arg, &f->lport, err) ? -1 : 1;
+	case 'R':
+		return vk_filter_port(arg, &f->rport, err) ? -1 : 1;
+	case VK_OPT_PORT:
+		return vk_filter_port(arg, &f->port, err) ? -1 : 1;
+	case VK_OPT_ADDR:
+		return vk_filter_addr(f, arg, err) ? -1 : 1;
+	case VK_OPT_NETNS:
+		return vk_filter_netns(f, arg, err) ? -1 : 1;
+	case VK_OPT_CONTROLLER:
+		return vk_filter_controller(f, arg, err) ? -1 : 1;
+	}
+	return 0;
+}
+
+/* One getopt_long step; 1 if it was an option vk_getopt takes itself. */
+static int shared_opt(int c, char **argv, struct vk_opts *o)
+{
+	char err[VK_ERR_MAX];
+	int r;
+
+	switch (c) {
+	case 'v':
+		vk_cli.verbose = true;
+		return 1;
+	case VK_OPT_JSON:
+		vk_cli.json = true;
+		return 1;
+	case 'h':
+		o->status = o->help ? o->help() : vk_help();
+		return -1;
+	case ':':
+		o->status = vk_opt_error(c, argv);
+		return -1;
+	case '?':
+		if (o->keep_unknown)
+			return 0;
+		o->status = vk_opt_error(c, argv);
+		return -1;
+	}
+	r = o->filter ? filter_opt(o->filter, c, optarg, err) : 0;
+	if (r < 0)
+		o->status = vk_die(err);
+	return r;
+}
+
+int vk_getopt(int argc, char **argv, struct vk_opts *o)
+{
+	static char **started;
+	const char *own = o->shortopts ? o->shortopts : "";
+	char opts[64], mode[2] = "";
+	int c, r;
+
+	if (argv != started) {		/* a new command line: restart getopt */
+		started = argv;
+		optind = 0;
+	}
+	opterr = 0;
+	if (*own == '+' || *own == '-')
+		mode[0] = *own++;
+	/* getopt's mode first, then ':' to tell a missing value apart */
+	snprintf(opts, sizeof(opts), "%s:hv%s%s", mode, o->filter ? "L:R:" : "", own);
+	do {
+		c = getopt_long(argc, argv, opts, o->longopts, NULL);
+		r = c == -1 ? 0 : shared_opt(c, argv, o);
+	} while (r > 0);
+	return r < 0 ? VK_OPT_EXIT : c;
+}
+
+int vk_opt_error(int c, char **argv)
+{
+	const char *arg = argv[optind - 1];
+	char cmd[VK_NAME_MAX + 2] = "", opt[64];
+
+	if (vk_cli.cmd)
+		snprintf(cmd, sizeof(cmd), "%s: ", vk_cli.cmd->name);
+	/*
+	 * A long option is the argument itself, without any "=value": getopt
+	 * passed it. A short one is optopt (its argument may be a cluster).
+	 */
+	if (strncmp(arg, "--", 2))
+		snprintf(opt, sizeof(opt), "-%c", optopt);
+	else
+		snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(arg, "="), arg);
+	if (c == ':')
+		return vk_usage_error("%s%s needs a value", cmd, opt);
+	if (optopt && opt[1] == '-')		/* a known long option, given a value */
+		return vk_usage_error("%s%s takes no value", cmd, opt);
+	return vk_usage_error("%sunknown option '%s'", cmd, opt);
+}
+
+int vk_getopt_args(int argc, char **argv, int min, int max, const char *usage)
+{
+	static const struct option opts[] = { VK_OPTS_GLOBAL, {} };
+	struct vk_opts o = { .longopts = opts };
+	int c = vk_getopt(argc, argv, &o), n = argc - optind;
+
+	if (c == VK_OPT_EXIT)
+		return o.status;
+	if (c != -1 || n < min || (max >= 0 && n > max))
+		return vk_usage_error("%s: usage is '%s'", vk_cli.cmd->name, usage);
+	return -1;
+}
+
+void vk_print_synopsis(const struct vk_cmd *cmd, const char *first, const char *rest)
+{
+	const char *u = cmd->usage, *end = strstr(u, "\n\n"), *nl;
+
+	if (!end)
+		end = u + strlen(u);
+	for (const char *prefix = first; u < end; u = nl + 1, prefix = rest) {
+		nl = memchr(u, '\n', end - u);
+		if (!nl)
+			nl = end;
+		printf("%s%.*s\n", prefix, (int)(nl - u), u);
+	}
+}
+
+int vk_help(void)
+{
+	const struct vk_cmd *cmd = vk_cli.cmd;
+	const char *details = strstr(cmd->usage, "\n\n");
+
+	vk_print_synopsis(cmd, "usage: vegasctl ", "                ");
+	printf("%s\n", cmd->summary);
+	if (details)
+		fputs(details + 1, stdout);
+	printf("\nglobal options, anywhere on the line: -v/--verbose (libbpf's messages too), --json\n");
+	return 0;
+}

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Environment checks with their messages (env.h). */
+#include <stdio.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <bpf/btf.h>
+#include "cli.h"
+#include "env.h"
+
+#define AVAILABLE_CC	"/proc/sys/net/ipv4/tcp_available_congestion_control"
+
+int vk_check_env(char *err)
+{
+	struct statfs st;
+	struct btf *btf;
+	int has_ops, has_link;
+
+	if (geteuid() != 0)
+		return vk_err(err, "must be run as root (loading controllers needs CAP_BPF and CAP_NET_ADMIN): try sudo");
+	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
+		return vk_err(err, "no BPF filesystem at /sys/fs/bpf: mount it with 'mount -t bpf bpf /sys/fs/bpf'");
+	if (access(VK_VMLINUX_BTF, R_OK))
+		return vk_err(err, "kernel BTF missing (%s): a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed", VK_VMLINUX_BTF);
+	btf = btf__parse_raw(VK_VMLINUX_BTF);
+	if (!btf)
+		return vk_err(err, "kernel BTF at %s is unreadable: a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed", VK_VMLINUX_BTF);
+	has_ops = btf__find_by_name_kind(btf, "bpf_struct_ops_tcp_congestion_ops", BTF_KIND_STRUCT) > 0;
+	has_link = btf__find_by_name_kind(btf, "bpf_struct_ops_link", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	if (!has_ops)
+		return vk_err(err, "this kernel cannot run BPF TCP congestion control (no struct_ops for tcp_congestion_ops): Linux >= 5.6 with CONFIG_BPF_JIT is needed");
+	if (!has_link)
+		return vk_err(err, "this kernel has no struct_ops links: Linux >= 6.4 is needed");
+	return 0;
+}
+
+bool vk_ca_available(const char *name)
+{
+	char buf[4096], *tok, *save;
+	FILE *f = fopen(AVAILABLE_CC, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+		if (!strcmp(tok, name))
+			return true;
+	return false;
+}

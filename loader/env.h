@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What vegasctl needs of the machine before it changes anything: root, a BPF
+ * filesystem, kernel BTF, struct_ops for tcp_congestion_ops and struct_ops
+ * links, each refusal with its own message saying what to do; and which
+ * congestion controls the kernel lists (docs/DESIGN.md §4, §10).
+ */
+#ifndef VK_ENV_H
+#define VK_ENV_H
+
+#include <stdbool.h>
+
+#define VK_VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
+
+/* 0, or -1 with err naming the first missing prerequisite. */
+int vk_check_env(char *err);
+/* Is `name` in net.ipv4.tcp_available_congestion_control? */
+bool vk_ca_available(const char *name);
+
+#endif

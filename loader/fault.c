@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-2.0
+/* VEGASCTL_CRASH_AT and VEGASCTL_REFUSE (fault.h). */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fault.h"
+
+void vk_crash_point(const char *point)
+{
+	const char *at = getenv("VEGASCTL_CRASH_AT");
+
+	if (at && !strcmp(at, point))
+		raise(SIGKILL);
+}
+
+bool vk_refused(const char *feature)
+{
+	const char *r = getenv("VEGASCTL_REFUSE");
+
+	return r && !strcmp(r, feature);
+}

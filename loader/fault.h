@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Fault injection, for the tests only, driven by the environment:
+ * VEGASCTL_CRASH_AT=POINT kills vegasctl at a named step of a multi-step
+ * change (the crash-consistency tests), and VEGASCTL_REFUSE=FEATURE makes it
+ * act as if the kernel refused a feature, so fallbacks run on kernels that do
+ * not need them (docs/DESIGN.md §4, §10).
+ */
+#ifndef VK_FAULT_H
+#define VK_FAULT_H
+
+#include <stdbool.h>
+
+/* SIGKILL ourselves if VEGASCTL_CRASH_AT names this point. */
+void vk_crash_point(const char *point);
+/* Whether VEGASCTL_REFUSE names this feature (a `vegasctl features` key). */
+bool vk_refused(const char *feature);
+
+#endif

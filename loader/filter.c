@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Connection filters: parsing the FILTER option values, and matching (filter.h). */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cli.h"
+#include "filter.h"
+
+void vk_filter_init(struct vk_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->lport = f->rport = f->port = -1;
+}
+
+int vk_filter_port(const char *s, int *out, char *err)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < 0 || v > 65535)
+		return vk_err(err, "'%s' is not a port number", s);
+	*out = (int)v;
+	return 0;
+}
+
+int vk_filter_addr(struct vk_filter *f, const char *s, char *err)
+{
+	struct in_addr a4;
+
+	f->has_addr = true;
+	if (inet_pton(AF_INET, s, &a4) == 1) {
+		memset(f->addr, 0, 16);
+		f->addr[10] = f->addr[11] = 0xff;
+		memcpy(f->addr + 12, &a4, 4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, f->addr) == 1)
+		return 0;
+	return vk_err(err, "'%s' is not an IPv4 or IPv6 address", s);
+}
+
+/* A namespace by inode number or by `ip netns` name. */
+int vk_filter_netns(struct vk_filter *f, const char *s, char *err)
+{
+	char path[300], *end;
+	struct stat st;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*s && !*end) {
+		f->netns = (__u32)v;
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/var/run/netns/%s", s);
+	if (strchr(s, '/') || stat(path, &st))
+		return vk_err(err, "no network namespace '%s' (an inode number or an ip-netns name)", s);
+	f->netns = (__u32)st.st_ino;
+	return 0;
+}
+
+int vk_filter_controller(struct vk_filter *f, const char *name, char *err)
+{
+	if (f->ncc >= VK_FILTER_MAX_CC || strlen(name) >= VK_NAME_MAX)
+		return vk_err(err, "--controller: too many, or '%s' is too long", name);
+	snprintf(f->cc[f->ncc++], VK_NAME_MAX, "%s", name);
+	return 0;
+}
+
+bool vk_filter_match(const struct vk_filter *f, const struct vk_flow_id *id)
+{
+	bool cc_ok = f->ncc == 0;
+
+	if (f->lport >= 0 && id->sport != f->lport)
+		return false;
+	if (f->rport >= 0 && id->dport != f->rport)
+		return false;
+	if (f->port >= 0 && id->sport != f->port && id->dport != f->port)
+		return false;
+	if (f->has_addr && memcmp(id->saddr, f->addr, 16) && memcmp(id->daddr, f->addr, 16))
+		return false;
+	if (f->netns && id->netns != f->netns)
+		return false;
+	for (int i = 0; i < f->ncc && !cc_ok; i++)
+		cc_ok = !strncmp(id->ca, f->cc[i], VK_NAME_MAX);
+	return cc_ok;
+}

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Addresses, rule, state and instance text as vegasctl prints them (format.h). */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include "format.h"
+#include "instance.h"
+#include "params.h"
+#include "variants.h"
+
+#define NAME(id, name, what) [id] = #name,
+
+const char *vk_rule_name(__u32 rule)
+{
+	static const char *const names[VK_NR_RULES] = { VK_RULES(NAME) };
+
+	return rule < VK_NR_RULES ? names[rule] : "?";
+}
+
+const char *vk_ca_state_name(__u8 state)
+{
+	static const char *const names[VK_NR_CA_STATES] = { VK_CA_STATES(NAME) };
+
+	return state < VK_NR_CA_STATES ? names[state] : "?";
+}
+
+void vk_format_addr(const __u8 addr[16], char *buf, size_t n)
+{
+	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (!memcmp(addr, mapped, 12))
+		inet_ntop(AF_INET, addr + 12, buf, n);
+	else
+		inet_ntop(AF_INET6, addr, buf, n);
+}
+
+static const char *instance_state(const struct vk_instance *in)
+{
+	if (!in->has_link)
+		return "incomplete";	/* interrupted load or unload: `unload` removes it */
+	if (!in->registered)
+		return "stale";		/* pinned link, but the kernel lost it */
+	if (!in->has_params || in->params.ops_map_id != in->map_id)
+		return "inconsistent";	/* params do not belong to the live controller */
+	return "registered";
+}
+
+void vk_print_instance(const struct vk_instance *in, bool json)
+{
+	if (json) {
+		printf("{\"name\":\"%s\",\"variant\":\"%s\",\"state\":\"%s\",\"restricted\":%s,"
+		       "\"generation\":%u,\"link_id\":%u,\"map_id\":%u,\"params\":",
+		       in->name, in->has_params ? vk_variant_name(in->params.variant) : "unknown",
+		       instance_state(in),
+		       in->params.ca_flags & TCP_CONG_NON_RESTRICTED ? "false" : "true",
+		       in->params.generation, in->link_id, in->map_id);
+		if (in->has_params)
+			vk_params_print(stdout, &in->params, true);
+		else
+			printf("null");
+		printf("}");
+		return;
+	}
+	printf("%-15s %-9s %-10s ", in->name,
+	       in->has_params ? vk_variant_name(in->params.variant) : "?", instance_state(in));
+	if (in->has_params)
+		vk_params_print(stdout, &in->params, false);
+	printf("\n");
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Text for what the kernel reports in numbers: addresses, decision rules and
+ * congestion states, as `flows` and `trace` print them (docs/DESIGN.md §5),
+ * and an instance with its state, as `list` and `show` do (§4).
+ */
+#ifndef VK_FORMAT_H
+#define VK_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "../bpf/vk_intf.h"
+
+struct vk_instance;
+
+/* An IPv4-mapped address as dotted quad, any other as IPv6. */
+void vk_format_addr(const __u8 addr[16], char *buf, size_t n);
+/* Names from the lists in bpf/vk_intf.h; "?" for a value out of range. */
+const char *vk_rule_name(__u32 rule);
+const char *vk_ca_state_name(__u8 state);
+/* One instance as `list`, `show` and `load --json` print it (a line, or an object). */
+void vk_print_instance(const struct vk_instance *in, bool json);
+
+#endif

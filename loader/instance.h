@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Registered controller instances and their bpffs pins (docs/DESIGN.md §4).
+ * Layout (root-only, 0700), under VK_PIN_ROOT from bpf/vk_intf.h:
+ *   VK_PIN_ROOT/cc/NAME/params           the instance's .data.params map
+ *   VK_PIN_ROOT/cc/NAME/link             its struct_ops link: the registration
+ *   VK_PIN_ROOT/shared/vk_flows          per-flow sk_storage, shared by all
+ *   VK_PIN_ROOT/shared/vk_events         the trace ring buffer, and
+ *   VK_PIN_ROOT/shared/vk_trace_lost     its drop counter
+ * NAME is spelled as names.h says. The link pin is written last: an instance
+ * directory without it is a load that was interrupted, reported as such by
+ * `list` and removed by `unload`.
+ */
+#ifndef VK_INSTANCE_H
+#define VK_INSTANCE_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "../bpf/vk_intf.h"
+#include "variants.h"
+
+#define VK_PIN_CC		VK_PIN_ROOT "/cc"
+#define VK_PIN_SHARED		VK_PIN_ROOT "/shared"
+#define VK_PIN_FLOWS		VK_PIN_SHARED "/vk_flows"
+#define VK_PIN_EVENTS		VK_PIN_SHARED "/vk_events"
+#define VK_PIN_TRACE_LOST	VK_PIN_SHARED "/vk_trace_lost"
+
+#define TCP_CONG_NON_RESTRICTED	0x1	/* include/net/tcp.h: vk_params.ca_flags */
+
+struct vk_instance {
+	char name[VK_NAME_MAX];
+	struct vk_params params;
+	bool has_params;	/* params pin present and readable */
+	bool has_link;		/* link pin present: the load completed */
+	bool registered;	/* the kernel lists the name as available */
+	__u32 link_id;
+	__u32 map_id;		/* the struct_ops map */
+};
+
+/* The variant's built-in parameters, from its embedded object. */
+int vk_default_params(const struct vk_variant_desc *v, struct vk_params *p, char *err);
+/* Register `name` with parameters p and pin it; all or nothing. */
+int vk_instance_load(const struct vk_variant_desc *v, const char *name,
+		     const struct vk_params *p, char *err);
+/* Swap a loaded instance's code and parameters in place (load --replace). */
+int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
+			const struct vk_params *p, char *err);
+/* Read an instance's state, finishing an interrupted replace on the way. */
+int vk_instance_read(const char *name, struct vk_instance *inst, char *err);
+int vk_instance_write_params(const char *name, const struct vk_params *p, char *err);
+int vk_instance_unload(const char *name, char *err);
+/*
+ * The instance names under VK_PIN_CC, sorted, in a malloc'd array (free it,
+ * even when empty): returns how many, or -1.
+ */
+int vk_instance_names(char (**names)[VK_NAME_MAX]);
+
+#endif

@@ -2,7 +2,7 @@
 /*
  * vk_swap_iter - moves established TCP sockets of one network namespace onto
  * another congestion controller (docs/DESIGN.md §4: an iter/tcp program calling
- * bpf_setsockopt(TCP_CONGESTION), kernel >= 6.0 for setsockopt from iter/tcp).
+ * bpf_setsockopt(TCP_CONGESTION), Linux >= 5.15 for setsockopt from iter/tcp).
  * The iterator walks the namespace of the task that creates it; vegasctl
  * enters the target namespace first. One vk_swap_rec per considered socket
  * goes to the seq file, so userspace counts exactly what happened.

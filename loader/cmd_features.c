@@ -74,7 +74,7 @@ static const struct feature features[] = {
 	{ "sk_storage", "socket local storage maps", "flows, baseRTT kept across swaps", p_sk_storage },
 	{ "ringbuf", "BPF ring buffer", "trace", p_ringbuf },
 	{ "iter_tcp", "iter/tcp programs", "swap", p_iter_tcp },
-	{ "iter_setsockopt", "bpf_setsockopt from iter/tcp (Linux >= 6.0)", "swap of established connections", p_iter_setsockopt },
+	{ "iter_setsockopt", "bpf_setsockopt from iter/tcp (Linux >= 5.15)", "swap of established connections", p_iter_setsockopt },
 	{ "iter_sk_storage_map", "iter/bpf_sk_storage_map programs", "flows, one pass over all namespaces", p_iter_sk_storage },
 	{ "iter_tcp_sk_storage", "bpf_sk_storage_get from iter/tcp", "flows, one walk per namespace", p_iter_tcp_storage },
 };

@@ -116,7 +116,7 @@ static int move_established(const struct vk_swap_cfg *cfg, struct swap_counts *c
 	}
 	*rw = *cfg;
 	if (vk_iter_load(obj, why)) {
-		vk_err(err, "cannot load the swap iterator: %s (kernel >= 6.0 needed)", why);
+		vk_err(err, "cannot load the swap iterator: %s (Linux >= 5.15 is needed for bpf_setsockopt from iter/tcp)", why);
 		goto out;
 	}
 	t0 = now_ms();

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.kernel
 SENDER, RECEIVER = sender_addr(), receiver_addr()
 
 WALKS = {"sk_storage": "iter_sk_storage_map", "tcp": "iter_tcp_sk_storage"}
-# vegasctl acts as if the kernel refused this feature with EPERM (loader/vk_registry.c)
+# vegasctl acts as if the kernel refused this feature with EPERM (loader/fault.c)
 REFUSE_SK = {"VEGASCTL_REFUSE": "iter_sk_storage_map"}
 
 

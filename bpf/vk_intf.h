@@ -153,15 +153,27 @@ struct vk_flow_rec {
 	struct vk_flow flow;
 };
 
-/* Which sockets `vegasctl swap` moves (the swap iterator's .rodata/.data). */
+/*
+ * Which connections a command looks at: the FILTER options of `flows`,
+ * `trace` and `swap`. One struct and one match (bpf/vk_filter.h), compiled
+ * into the swap iterator and into vegasctl alike.
+ */
+#define VK_FILTER_MAX_CC	16
+
+struct vk_filter {
+	__s32 lport, rport;	/* -1: any */
+	__s32 port;		/* either end; -1: any */
+	__u32 has_addr;
+	__u8 addr[16];		/* either end; IPv4-mapped for IPv4 */
+	__u32 netns;		/* inode; 0: any */
+	__u32 ncc;		/* 0: any controller */
+	char cc[VK_FILTER_MAX_CC][VK_NAME_MAX];
+};
+
+/* What `vegasctl swap` moves (the swap iterator's .data). */
 struct vk_swap_cfg {
 	char target[VK_NAME_MAX];	/* controller to move sockets onto */
-	char from[VK_NAME_MAX];		/* only sockets on this one; "" = any */
-	__u8 addr[16];			/* only sockets with this address at either end */
-	__u32 has_addr;
-	__s32 port;			/* only sockets with this port at either end; -1 any */
-	__s32 lport;
-	__s32 rport;
+	struct vk_filter filter;	/* which sockets (--from is its controller list) */
 };
 
 enum vk_swap_result {

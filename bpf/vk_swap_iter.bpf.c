@@ -13,6 +13,7 @@
 #include <bpf/bpf_core_read.h>
 #include "vk_intf.h"
 #include "vk_sock.bpf.h"
+#include "vk_filter.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -24,41 +25,7 @@ char _license[] SEC("license") = "GPL";
  * copying a const volatile array with memcpy lets clang fold it to its
  * initializer, which would hand bpf_setsockopt an empty name.
  */
-struct vk_swap_cfg cfg = { .port = -1, .lport = -1, .rport = -1 };
-
-static __always_inline int same_name(const char *a, const char *b)
-{
-	for (int i = 0; i < VK_NAME_MAX; i++) {
-		if (a[i] != b[i])
-			return 0;
-		if (!a[i])
-			return 1;
-	}
-	return 1;
-}
-
-static __always_inline int same_addr(const __u8 *a)
-{
-	for (int i = 0; i < 16; i++)
-		if (a[i] != cfg.addr[i])
-			return 0;
-	return 1;
-}
-
-static __always_inline int selected(const struct vk_flow_id *id)
-{
-	if (cfg.from[0] && !same_name(id->ca, cfg.from))
-		return 0;
-	if (cfg.port >= 0 && id->sport != cfg.port && id->dport != cfg.port)
-		return 0;
-	if (cfg.lport >= 0 && id->sport != cfg.lport)
-		return 0;
-	if (cfg.rport >= 0 && id->dport != cfg.rport)
-		return 0;
-	if (cfg.has_addr && !same_addr(id->saddr) && !same_addr(id->daddr))
-		return 0;
-	return 1;
-}
+struct vk_swap_cfg cfg = { .filter = { .port = -1, .lport = -1, .rport = -1 } };
 
 SEC("iter/tcp")
 int vk_swap(struct bpf_iter__tcp *ctx)
@@ -80,9 +47,9 @@ int vk_swap(struct bpf_iter__tcp *ctx)
 	if (!tp)
 		return 0;
 	vk_fill_id(&rec.id, (struct sock *)tp);
-	if (!selected(&rec.id))
+	if (!vk_filter_match(&cfg.filter, &rec.id))
 		return 0;
-	if (same_name(rec.id.ca, cfg.target)) {
+	if (vk_same_name(rec.id.ca, cfg.target)) {
 		rec.result = VK_SWAP_ALREADY;
 	} else {
 		__builtin_memcpy(target, cfg.target, sizeof(target));

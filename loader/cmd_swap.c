@@ -134,8 +134,7 @@ enum { OPT_NETNS = VK_OPT_CMD, OPT_FROM };
 
 struct swap_args {
 	const char *target, *netns;
-	struct vk_filter flt;		/* only its ports and address */
-	struct vk_swap_cfg cfg;
+	struct vk_swap_cfg cfg;		/* its filter: ports, address, --from */
 	int default_only, established_only;
 };
 
@@ -150,16 +149,15 @@ static int parse(struct swap_args *a, int argc, char **argv, char *err)
 		{ "established-only", no_argument, &a->established_only, 1 },
 		{}
 	};
-	struct vk_opts o = { .longopts = opts, .filter = &a->flt };
+	struct vk_opts o = { .longopts = opts, .filter = &a->cfg.filter };
 	int c;
 
 	while ((c = vk_getopt(argc, argv, &o)) >= 0) {
 		if (c == OPT_NETNS) {
 			a->netns = optarg;
 		} else if (c == OPT_FROM) {
-			if (vk_check_name(optarg, err))
+			if (vk_check_name(optarg, err) || vk_filter_controller(&a->cfg.filter, optarg, err))
 				return vk_die(err);
-			snprintf(a->cfg.from, sizeof(a->cfg.from), "%s", optarg);
 		}
 	}
 	if (c == VK_OPT_EXIT)
@@ -178,16 +176,16 @@ static int parse(struct swap_args *a, int argc, char **argv, char *err)
 
 int vk_cmd_swap(int argc, char **argv)
 {
-	struct swap_args a = { .cfg = { .port = -1, .lport = -1, .rport = -1 } };
+	struct swap_args a = {};
 	struct vk_swap_cfg *cfg = &a.cfg;
-	const struct vk_filter *flt = &a.flt;
+	const struct vk_filter *flt = &a.cfg.filter;
 	struct swap_counts c = {};
 	char err[VK_ERR_MAX], prev[64] = "";
 	const char *target, *netns;
 	bool set_default, move;
 	int ret;
 
-	vk_filter_init(&a.flt);
+	vk_filter_init(&a.cfg.filter);
 	ret = parse(&a, argc, argv, err);
 	if (ret >= 0)
 		return ret;
@@ -196,15 +194,10 @@ int vk_cmd_swap(int argc, char **argv)
 	set_default = !a.established_only;
 	move = !a.default_only;
 	/* A filtered move leaves other sockets alone; the default would not. */
-	if ((cfg->from[0] || flt->port >= 0 || flt->lport >= 0 || flt->rport >= 0 || flt->has_addr) &&
+	if ((flt->ncc || flt->port >= 0 || flt->lport >= 0 || flt->rport >= 0 || flt->has_addr) &&
 	    set_default && move)
 		set_default = false;
 	snprintf(cfg->target, sizeof(cfg->target), "%s", target);
-	cfg->port = flt->port;
-	cfg->lport = flt->lport;
-	cfg->rport = flt->rport;
-	cfg->has_addr = flt->has_addr;
-	memcpy(cfg->addr, flt->addr, sizeof(cfg->addr));
 
 	if (vk_check_env(err))
 		return vk_die(err);

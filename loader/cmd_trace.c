@@ -187,12 +187,12 @@ static int trace_names(const struct vk_filter *flt, char (**names)[VK_NAME_MAX],
 	*names = calloc(flt->ncc, sizeof(**names));
 	if (!*names)
 		return vk_err(err, "out of memory");
-	for (int i = 0; i < flt->ncc; i++) {
+	for (__u32 i = 0; i < flt->ncc; i++) {
 		if (vk_instance_read(flt->cc[i], &in, err))
 			return -1;
 		memcpy((*names)[i], flt->cc[i], VK_NAME_MAX);
 	}
-	return flt->ncc;
+	return (int)flt->ncc;
 }
 
 int vk_cmd_trace(int argc, char **argv)

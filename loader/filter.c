@@ -29,7 +29,7 @@ int vk_filter_addr(struct vk_filter *f, const char *s, char *err)
 {
 	struct in_addr a4;
 
-	f->has_addr = true;
+	f->has_addr = 1;
 	if (inet_pton(AF_INET, s, &a4) == 1) {
 		memset(f->addr, 0, 16);
 		f->addr[10] = f->addr[11] = 0xff;
@@ -65,23 +65,4 @@ int vk_filter_controller(struct vk_filter *f, const char *name, char *err)
 		return vk_err(err, "--controller: too many, or '%s' is too long", name);
 	snprintf(f->cc[f->ncc++], VK_NAME_MAX, "%s", name);
 	return 0;
-}
-
-bool vk_filter_match(const struct vk_filter *f, const struct vk_flow_id *id)
-{
-	bool cc_ok = f->ncc == 0;
-
-	if (f->lport >= 0 && id->sport != f->lport)
-		return false;
-	if (f->rport >= 0 && id->dport != f->rport)
-		return false;
-	if (f->port >= 0 && id->sport != f->port && id->dport != f->port)
-		return false;
-	if (f->has_addr && memcmp(id->saddr, f->addr, 16) && memcmp(id->daddr, f->addr, 16))
-		return false;
-	if (f->netns && id->netns != f->netns)
-		return false;
-	for (int i = 0; i < f->ncc && !cc_ok; i++)
-		cc_ok = !strncmp(id->ca, f->cc[i], VK_NAME_MAX);
-	return cc_ok;
 }

@@ -210,13 +210,19 @@ int vk_cmd_swap(int argc, char **argv)
 		return vk_die(err);
 	if (read_default(prev, sizeof(prev)))
 		return vk_die("cannot read " DEFAULT_CC);
+	/*
+	 * Outside the initial namespace the kernel refuses a restricted default
+	 * (tcp_set_default_congestion_control), and that refusal leaks a
+	 * reference to the controller: it could then never be freed. So the
+	 * write is never tried (docs/DESIGN.md §4.5).
+	 */
+	if (set_default && !vk_in_init_netns() && !vk_ca_unrestricted(target)) {
+		snprintf(err, sizeof(err), "a namespace's default must be an unrestricted controller and '%s' is restricted: load it with --unrestricted, allow it in net.ipv4.tcp_allowed_congestion_control, or use --established-only",
+			 target);
+		return vk_die(err);
+	}
 	if (set_default && write_default(target)) {
-		if (errno == EPERM)	/* tcp_set_default_congestion_control(), non-init netns */
-			snprintf(err, sizeof(err), "a namespace's default must be an unrestricted controller and '%s' is restricted: load it with --unrestricted, allow it in net.ipv4.tcp_allowed_congestion_control, or use --established-only",
-				 target);
-		else
-			snprintf(err, sizeof(err), "cannot set the default to '%s': %s", target,
-				 strerror(errno));
+		snprintf(err, sizeof(err), "cannot set the default to '%s': %s", target, strerror(errno));
 		return vk_die(err);
 	}
 	vk_crash_point("swap:default-set");

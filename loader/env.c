@@ -2,6 +2,7 @@
 /* Environment checks with their messages (env.h). */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -10,6 +11,9 @@
 #include "env.h"
 
 #define AVAILABLE_CC	"/proc/sys/net/ipv4/tcp_available_congestion_control"
+#define ALLOWED_CC	"/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+/* PROC_NET_INIT_INO: the kernel gives the initial namespace this fixed inode. */
+#define INIT_NET_INO	0xF0000098u
 
 int vk_check_env(char *err)
 {
@@ -36,10 +40,11 @@ int vk_check_env(char *err)
 	return 0;
 }
 
-bool vk_ca_available(const char *name)
+/* Is `name` one of the space-separated names in the file at `path`? */
+static bool listed(const char *path, const char *name)
 {
 	char buf[4096], *tok, *save;
-	FILE *f = fopen(AVAILABLE_CC, "r");
+	FILE *f = fopen(path, "r");
 	size_t n;
 
 	if (!f)
@@ -51,4 +56,21 @@ bool vk_ca_available(const char *name)
 		if (!strcmp(tok, name))
 			return true;
 	return false;
+}
+
+bool vk_ca_available(const char *name)
+{
+	return listed(AVAILABLE_CC, name);
+}
+
+bool vk_ca_unrestricted(const char *name)
+{
+	return listed(ALLOWED_CC, name);
+}
+
+bool vk_in_init_netns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/net", &st) && st.st_ino == INIT_NET_INO;
 }

@@ -16,5 +16,9 @@
 int vk_check_env(char *err);
 /* Is `name` in net.ipv4.tcp_available_congestion_control? */
 bool vk_ca_available(const char *name);
+/* ... in net.ipv4.tcp_allowed_congestion_control (flag TCP_CONG_NON_RESTRICTED)? */
+bool vk_ca_unrestricted(const char *name);
+/* Is this process in the initial network namespace? */
+bool vk_in_init_netns(void);
 
 #endif

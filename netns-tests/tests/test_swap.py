@@ -205,3 +205,20 @@ def test_unload_with_active_connections_they_complete_intact(tmp_path):
         cli.wait(timeout=seconds + 30)
         srv.wait(timeout=30)
     check_complete(tmp_path / "s.json", tmp_path / "c.json", conns)
+
+
+def test_restricted_controller_is_refused_as_a_namespace_default_before_the_kernel_sees_it():
+    """Outside the initial namespace the kernel refuses a restricted default, and
+    that refusal leaks a reference to the controller's struct_ops. vegasctl must
+    refuse first: one line, the namespace's default unchanged, and (checked by the
+    no_leaks fixture after the unload) the controller's struct_ops freed."""
+    with loaded("vegas", "--name", "vk_restr") as name, Lab() as lab:
+        ns = lab.netns("x")
+        before = ns.run(["sysctl", "-n", "net.ipv4.tcp_congestion_control"]).strip()
+        r = vegasctl("swap", name, "--netns", ns.name, check=False)
+        assert r.returncode == 1 and r.stdout == ""
+        assert r.stderr.splitlines() == [
+            "vegasctl: a namespace's default must be an unrestricted controller and 'vk_restr' is "
+            "restricted: load it with --unrestricted, allow it in "
+            "net.ipv4.tcp_allowed_congestion_control, or use --established-only"]
+        assert ns.run(["sysctl", "-n", "net.ipv4.tcp_congestion_control"]).strip() == before

@@ -159,7 +159,7 @@ static int load(const struct vk_variant_desc *v, const char *name, const struct 
 {
 	struct vk_instance cur;
 
-	*replaced = replace && vk_instance_read(name, &cur, err) == 0 && cur.has_link;
+	*replaced = replace && vk_instance_read(name, &cur, err) == 0 && cur.committed;
 	if (*replaced)
 		return vk_instance_replace(v, name, p, err);
 	if (vk_ca_available(name))

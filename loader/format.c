@@ -36,7 +36,7 @@ void vk_format_addr(const __u8 addr[16], char *buf, size_t n)
 
 static const char *instance_state(const struct vk_instance *in)
 {
-	if (!in->has_link)
+	if (!in->committed)
 		return "incomplete";	/* interrupted load or unload: `unload` removes it */
 	if (!in->registered)
 		return "stale";		/* pinned link, but the kernel lost it */
@@ -49,11 +49,11 @@ void vk_print_instance(const struct vk_instance *in, bool json)
 {
 	if (json) {
 		printf("{\"name\":\"%s\",\"variant\":\"%s\",\"state\":\"%s\",\"restricted\":%s,"
-		       "\"generation\":%u,\"link_id\":%u,\"map_id\":%u,\"params\":",
+		       "\"generation\":%u,\"registration\":\"%s\",\"link_id\":%u,\"map_id\":%u,\"params\":",
 		       in->name, in->has_params ? vk_variant_name(in->params.variant) : "unknown",
 		       instance_state(in),
 		       in->params.ca_flags & TCP_CONG_NON_RESTRICTED ? "false" : "true",
-		       in->params.generation, in->link_id, in->map_id);
+		       in->params.generation, in->by_map ? "map" : "link", in->link_id, in->map_id);
 		if (in->has_params)
 			vk_params_print(stdout, &in->params, true);
 		else

@@ -127,6 +127,8 @@ static int remove_pins(const char *name, const char *dir)
 	unlink(pin);
 	path_of(pin, name, "params_new");
 	unlink(pin);
+	path_of(pin, name, "ops");
+	unlink(pin);
 	ret = rmdir(dir);
 	e = errno;
 	prune_root();
@@ -155,7 +157,7 @@ static int stamp_ops_map_id(struct bpf_map *params, struct bpf_map *ops)
  * its struct_ops and parameter maps.
  */
 static struct bpf_object *prepare(const struct vk_variant_desc *v, const char *name,
-				  const struct vk_params *p, struct bpf_map **ops,
+				  const struct vk_params *p, bool by_map, struct bpf_map **ops,
 				  struct bpf_map **params, char *err)
 {
 	struct bpf_object *obj = open_variant(v, err);
@@ -181,6 +183,11 @@ static struct bpf_object *prepare(const struct vk_variant_desc *v, const char *n
 		vk_err(err, "cannot set parameters: %s", strerror(errno));
 		goto fail;
 	}
+	/* Without links the map itself is registered: it must not ask for one. */
+	if (by_map && bpf_map__set_map_flags(*ops, bpf_map__map_flags(*ops) & ~BPF_F_LINK)) {
+		vk_err(err, "cannot prepare a map registration: %s", strerror(errno));
+		goto fail;
+	}
 	if (bpf_object__load(obj)) {
 		vk_err(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",
 		     v->name, strerror(errno));
@@ -196,12 +203,81 @@ fail:
 	return NULL;
 }
 
+bool vk_struct_ops_links(void)
+{
+	struct btf *btf;
+	bool has;
+
+	if (vk_refused("struct_ops_link"))
+		return false;
+	btf = btf__parse_raw(VK_VMLINUX_BTF);
+	has = btf && btf__find_by_name_kind(btf, "bpf_struct_ops_link", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	return has;
+}
+
+/* Register the loaded map (kernels without links): pins first, this is the commit. */
+static int register_map(const char *name, struct bpf_map *om, char *err)
+{
+	char pin[PIN_PATH_MAX];
+	struct bpf_link *reg;
+
+	path_of(pin, name, "ops");
+	if (bpf_map__pin(om, pin))
+		return vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
+	vk_crash_point("load:ops-pinned");
+	reg = bpf_map__attach_struct_ops(om);	/* map update: the registration */
+	if (!reg) {
+		if (errno == EEXIST)
+			vk_err(err, "a congestion control named '%s' is already registered", name);
+		else
+			vk_err(err, "cannot register '%s': %s", name, strerror(errno));
+		unlink(pin);
+		return -1;
+	}
+	/* The registration holds the map; `unload` deletes it through the pin. */
+	bpf_link__disconnect(reg);
+	bpf_link__destroy(reg);
+	return 0;
+}
+
+/* Register through a struct_ops link, and pin it: the pin is the commit. */
+static int register_link(const char *name, struct bpf_map *om, struct bpf_map *pm, char *err)
+{
+	char pin[PIN_PATH_MAX];
+	struct bpf_link *link;
+	int ret = -1;
+
+	link = bpf_map__attach_struct_ops(om);
+	if (!link) {
+		if (errno == EEXIST)
+			return vk_err(err, "a congestion control named '%s' is already registered", name);
+		return vk_err(err, "cannot register '%s': %s", name, strerror(errno));
+	}
+	vk_crash_point("load:registered");
+	path_of(pin, name, "params");
+	if (bpf_map__pin(pm, pin)) {
+		vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
+		goto out;
+	}
+	vk_crash_point("load:params-pinned");
+	path_of(pin, name, "link");
+	if (bpf_link__pin(link, pin)) {
+		vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	bpf_link__destroy(link);	/* the pin, if any, keeps it registered */
+	return ret;
+}
+
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err)
 {
 	char dir[PIN_PATH_MAX], pin[PIN_PATH_MAX];
+	bool by_map = !vk_struct_ops_links();
 	struct bpf_object *obj = NULL;
-	struct bpf_link *link = NULL;
 	struct bpf_map *pm, *om;
 	int ret = -1;
 
@@ -216,34 +292,22 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		prune_root();
 		return -1;
 	}
-	obj = prepare(v, name, p, &om, &pm, err);
+	obj = prepare(v, name, p, by_map, &om, &pm, err);
 	if (!obj)
 		goto out;
-	link = bpf_map__attach_struct_ops(om);
-	if (!link) {
-		if (errno == EEXIST)
-			vk_err(err, "a congestion control named '%s' is already registered", name);
-		else
-			vk_err(err, "cannot register '%s': %s", name, strerror(errno));
+	if (!by_map) {
+		ret = register_link(name, om, pm, err);
 		goto out;
 	}
-	vk_crash_point("load:registered");
 	path_of(pin, name, "params");
 	if (bpf_map__pin(pm, pin)) {
 		vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
 		goto out;
 	}
-	vk_crash_point("load:params-pinned");
-	path_of(pin, name, "link");
-	if (bpf_link__pin(link, pin)) {	/* the commit point */
-		vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
-		goto out;
-	}
-	ret = 0;
+	ret = register_map(name, om, err);
 out:
 	if (ret)
 		remove_pins(name, dir);
-	bpf_link__destroy(link);	/* the pin, if any, keeps it registered */
 	bpf_object__close(obj);
 	return ret;
 }
@@ -263,11 +327,14 @@ int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 	struct bpf_map *pm, *om;
 	int ret = -1;
 
+	path_of(pin, name, "ops");
+	if (!access(pin, F_OK))
+		return vk_err(err, "cannot replace '%s' in place: this kernel has no struct_ops links (Linux >= 6.4); unload and load it again, or load the new version under another name and swap connections onto it", name);
 	path_of(pin, name, "link");
 	link = bpf_link__open(pin);
 	if (!link)
 		return vk_err(err, "'%s' is not loaded by vegaskit: nothing to replace", name);
-	obj = prepare(v, name, p, &om, &pm, err);
+	obj = prepare(v, name, p, false, &om, &pm, err);
 	if (!obj)
 		goto out;
 	/* params_new first: if we die after the update, it says which map is live. */
@@ -338,13 +405,25 @@ int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
 
-		inst->has_link = true;
+		inst->committed = true;
 		if (!bpf_link_get_info_by_fd(fd, &info, &len)) {
 			inst->link_id = info.id;
 			inst->map_id = info.struct_ops.map_id;
 		}
 		close(fd);
 		repair_replace(name, inst->map_id);
+	}
+	path_of(pin, name, "ops");
+	fd = inst->committed ? -1 : bpf_obj_get(pin);
+	if (fd >= 0) {			/* a map registration */
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		inst->by_map = true;
+		if (!bpf_map_get_info_by_fd(fd, &info, &len))
+			inst->map_id = info.id;
+		close(fd);
+		inst->committed = vk_ca_available(name);
 	}
 	path_of(pin, name, "params");
 	fd = bpf_obj_get(pin);
@@ -386,6 +465,22 @@ static bool wait_unregistered(const char *name)
 	return false;
 }
 
+/* A map registration ends when its element is deleted; ENOENT: it never began. */
+static int unregister_map(const char *name, char *err)
+{
+	char pin[PIN_PATH_MAX];
+	int fd, zero = 0, ret = 0;
+
+	path_of(pin, name, "ops");
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return 0;
+	if (bpf_map_delete_elem(fd, &zero) && errno != ENOENT)
+		ret = vk_err(err, "cannot unregister '%s': %s", name, strerror(errno));
+	close(fd);
+	return ret;
+}
+
 int vk_instance_unload(const char *name, char *err)
 {
 	char dir[PIN_PATH_MAX], pin[PIN_PATH_MAX];
@@ -397,6 +492,8 @@ int vk_instance_unload(const char *name, char *err)
 	path_of(pin, name, "link");
 	if (unlink(pin) && errno != ENOENT)
 		return vk_err(err, "cannot remove %s: %s", pin, strerror(errno));
+	if (unregister_map(name, err))
+		return -1;
 	vk_crash_point("unload:link-unpinned");
 	if (remove_pins(name, dir))
 		return vk_err(err, "cannot remove %s: %s", dir, strerror(errno));

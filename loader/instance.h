@@ -3,12 +3,16 @@
  * Registered controller instances and their bpffs pins (docs/DESIGN.md §4).
  * Layout (root-only, 0700), under VK_PIN_ROOT from bpf/vk_intf.h:
  *   VK_PIN_ROOT/cc/NAME/params           the instance's .data.params map
- *   VK_PIN_ROOT/cc/NAME/link             its struct_ops link: the registration
+ *   VK_PIN_ROOT/cc/NAME/link             its struct_ops link: the registration, or
+ *   VK_PIN_ROOT/cc/NAME/ops              its struct_ops map, where the kernel has
+ *                                        no struct_ops links (< 6.4) and the map
+ *                                        itself is registered (docs/DESIGN.md §4.3)
  *   VK_PIN_ROOT/shared/vk_flows          per-flow sk_storage, shared by all
  *   VK_PIN_ROOT/shared/vk_events         the trace ring buffer, and
  *   VK_PIN_ROOT/shared/vk_trace_lost     its drop counter
- * NAME is spelled as names.h says. The link pin is written last: an instance
- * directory without it is a load that was interrupted, reported as such by
+ * NAME is spelled as names.h says. The commit point is the link pin (pinned
+ * last), or for a map registration the registration itself (after every pin):
+ * an instance without it is a load that was interrupted, reported as such by
  * `list` and removed by `unload`.
  */
 #ifndef VK_INSTANCE_H
@@ -31,7 +35,8 @@ struct vk_instance {
 	char name[VK_NAME_MAX];
 	struct vk_params params;
 	bool has_params;	/* params pin present and readable */
-	bool has_link;		/* link pin present: the load completed */
+	bool committed;		/* the load completed: link pinned, or map registered */
+	bool by_map;		/* registered through its struct_ops map (no links) */
 	bool registered;	/* the kernel lists the name as available */
 	__u32 link_id;
 	__u32 map_id;		/* the struct_ops map */
@@ -40,6 +45,8 @@ struct vk_instance {
 /* The variant's built-in parameters, from its embedded object. */
 int vk_default_params(const struct vk_variant_desc *v, struct vk_params *p, char *err);
 /* Register `name` with parameters p and pin it; all or nothing. */
+/* Does this kernel register controllers through struct_ops links (Linux >= 6.4)? */
+bool vk_struct_ops_links(void);
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err);
 /* Swap a loaded instance's code and parameters in place (load --replace). */

@@ -116,10 +116,9 @@ static struct bpf_object *load_walk(const char *prog, const char *feature, char 
 }
 
 /* One pass over the shared sk_storage map: every namespace at once. */
-static int walk_storage(struct dump *d, struct bpf_object *obj)
+static int walk_storage(struct dump *d)
 {
-	d->link = vk_iter_attach(obj, "vk_dump_flows", "vk_flows", "flows", d->err);
-	return d->link ? print_iter(d) : -1;
+	return print_iter(d);
 }
 
 /* iter/tcp sees the namespace it is started in: start one per namespace. */
@@ -132,20 +131,18 @@ static int walk_one_netns(__u32 inum, void *arg)
 	return print_iter(d);
 }
 
-static int walk_tcp(struct dump *d, struct bpf_object *obj)
+static int walk_tcp(struct dump *d)
 {
-	d->link = vk_iter_attach(obj, "vk_dump_flows_tcp", NULL, "flows", d->err);
-	if (!d->link)
-		return -1;
 	return vk_netns_each(walk_one_netns, d, d->err) ? -1 : 0;
 }
 
 static const struct walk {
 	const char *via, *prog, *feature;	/* feature: its `vegasctl features` key */
-	int (*run)(struct dump *d, struct bpf_object *obj);
+	const char *map;			/* the map the iterator walks, if any */
+	int (*run)(struct dump *d);
 } walks[] = {
-	{ "sk_storage", "vk_dump_flows", "iter_sk_storage_map", walk_storage },
-	{ "tcp", "vk_dump_flows_tcp", "iter_tcp_sk_storage", walk_tcp },
+	{ "sk_storage", "vk_dump_flows", "iter_sk_storage_map", "vk_flows", walk_storage },
+	{ "tcp", "vk_dump_flows_tcp", "iter_tcp_sk_storage", NULL, walk_tcp },
 };
 
 /*
@@ -165,6 +162,12 @@ static int dump(struct dump *d, const char *via)
 			continue;
 		w = &walks[i];
 		obj = load_walk(w->prog, w->feature, why[i]);
+		/* Attached here too: a refusal at attach falls back like one at load. */
+		d->link = obj ? vk_iter_attach(obj, w->prog, w->map, "flows", why[i]) : NULL;
+		if (obj && !d->link) {
+			bpf_object__close(obj);
+			obj = NULL;
+		}
 		if (!obj && vk_cli.verbose)
 			fprintf(stderr, "vegasctl: flows: the kernel refused the %s walk: %s\n",
 				w->via, why[i]);
@@ -184,7 +187,7 @@ static int dump(struct dump *d, const char *via)
 		printf("%-10s %-21s %-21s %-13s %6s %9s %8s %6s %5s %5s %9s %6s %6s %6s %6s\n", "NETNS",
 		       "LOCAL", "REMOTE", "CC", "CWND", "BASE_RTT", "RTT", "DIFF", "ALPHA", "BETA",
 		       "DECISIONS", "INC", "DEC", "HOLD", "RENO");
-	ret = w->run(d, obj);
+	ret = w->run(d);
 	if (d->json)
 		printf("]\n");
 	fflush(stdout);
@@ -241,6 +244,8 @@ int vk_cmd_flows(int argc, char **argv)
 		return 0;
 	}
 	d.nnames = vk_instance_names(&d.names);
+	if (d.nnames < 0)
+		return vk_die("cannot read " VK_PIN_CC);
 	ret = dump(&d, via);
 	free(d.names);
 	return ret;

@@ -227,8 +227,13 @@ int vk_cmd_swap(int argc, char **argv)
 	}
 	vk_crash_point("swap:default-set");
 	if (move && move_established(cfg, &c, err)) {
-		if (set_default)
-			write_default(prev);	/* all or nothing */
+		/*
+		 * All or nothing. prev is safe to write back: a controller that
+		 * became a default was made unrestricted by the kernel then.
+		 */
+		if (set_default && write_default(prev))
+			snprintf(err + strlen(err), VK_ERR_MAX - strlen(err),
+				 "; and restoring the default '%s' failed: %s", prev, strerror(errno));
 		return vk_die(err);
 	}
 	if (vk_cli.json) {

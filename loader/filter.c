@@ -62,7 +62,8 @@ int vk_filter_netns(struct vk_filter *f, const char *s, char *err)
 int vk_filter_controller(struct vk_filter *f, const char *name, char *err)
 {
 	if (f->ncc >= VK_FILTER_MAX_CC || strlen(name) >= VK_NAME_MAX)
-		return vk_err(err, "--controller: too many, or '%s' is too long", name);
+		return vk_err(err, "at most %d controllers, each under %d characters: '%s'",
+			      VK_FILTER_MAX_CC, VK_NAME_MAX, name);
 	snprintf(f->cc[f->ncc++], VK_NAME_MAX, "%s", name);
 	return 0;
 }

@@ -329,7 +329,7 @@ int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 
 	path_of(pin, name, "ops");
 	if (!access(pin, F_OK))
-		return vk_err(err, "cannot replace '%s' in place: this kernel has no struct_ops links (Linux >= 6.4); unload and load it again, or load the new version under another name and swap connections onto it", name);
+		return vk_err(err, "cannot replace '%s' in place: it is registered through its struct_ops map (no struct_ops links before Linux 6.4), which cannot be swapped atomically; unload and load it again, or load it under another name and swap", name);
 	path_of(pin, name, "link");
 	link = bpf_link__open(pin);
 	if (!link)
@@ -465,7 +465,11 @@ static bool wait_unregistered(const char *name)
 	return false;
 }
 
-/* A map registration ends when its element is deleted; ENOENT: it never began. */
+/*
+ * A map registration ends when its element is deleted. ENOENT: it never
+ * began; EINPROGRESS: an earlier unload already ended it (the kernel is
+ * freeing it). Either way nothing is registered any more.
+ */
 static int unregister_map(const char *name, char *err)
 {
 	char pin[PIN_PATH_MAX];
@@ -475,7 +479,7 @@ static int unregister_map(const char *name, char *err)
 	fd = bpf_obj_get(pin);
 	if (fd < 0)
 		return 0;
-	if (bpf_map_delete_elem(fd, &zero) && errno != ENOENT)
+	if (bpf_map_delete_elem(fd, &zero) && errno != ENOENT && errno != EINPROGRESS)
 		ret = vk_err(err, "cannot unregister '%s': %s", name, strerror(errno));
 	close(fd);
 	return ret;

@@ -44,9 +44,9 @@ struct vk_instance {
 
 /* The variant's built-in parameters, from its embedded object. */
 int vk_default_params(const struct vk_variant_desc *v, struct vk_params *p, char *err);
-/* Register `name` with parameters p and pin it; all or nothing. */
 /* Does this kernel register controllers through struct_ops links (Linux >= 6.4)? */
 bool vk_struct_ops_links(void);
+/* Register `name` with parameters p and pin it; all or nothing. */
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err);
 /* Swap a loaded instance's code and parameters in place (load --replace). */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,17 +46,23 @@ struct walk {
 	char *err;
 };
 
-static int seen_before(struct walk *w, __u32 inum)
+static bool seen(const struct walk *w, __u32 inum)
 {
 	for (size_t i = 0; i < w->nseen; i++)
 		if (w->seen[i] == inum)
-			return 1;
+			return true;
+	return false;
+}
+
+/* Remember a visited namespace; 0, or -1 when out of memory (the walk stops). */
+static int mark_seen(struct walk *w, __u32 inum)
+{
 	if (w->nseen == w->cap) {
 		size_t cap = w->cap ? 2 * w->cap : 64;
 		__u32 *s = realloc(w->seen, cap * sizeof(*s));
 
 		if (!s)
-			return 1;	/* out of memory: skip rather than loop */
+			return -1;
 		w->seen = s;
 		w->cap = cap;
 	}
@@ -69,17 +76,23 @@ static void visit(struct walk *w, const char *path)
 	struct stat st;
 	int fd;
 
-	if (w->stop || stat(path, &st) || seen_before(w, (__u32)st.st_ino))
+	if (w->stop || stat(path, &st) || seen(w, (__u32)st.st_ino))
 		return;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;		/* the task exited, or not a namespace we may open */
-	if (setns(fd, CLONE_NEWNET)) {
-		close(fd);	/* an nsfs mount of another namespace type */
+	/* What was opened, not what was stat()ed: the task may have changed since. */
+	if (fstat(fd, &st) || seen(w, (__u32)st.st_ino) || setns(fd, CLONE_NEWNET)) {
+		close(fd);	/* seen, or an nsfs mount of another namespace type */
 		return;
 	}
 	close(fd);
-	w->stop = w->fn((__u32)st.st_ino, w->arg);
+	if (mark_seen(w, (__u32)st.st_ino)) {
+		snprintf(w->err, VK_ERR_MAX, "out of memory walking network namespaces");
+		w->stop = -1;
+	} else {
+		w->stop = w->fn((__u32)st.st_ino, w->arg);
+	}
 	if (setns(w->home, CLONE_NEWNET)) {
 		snprintf(w->err, VK_ERR_MAX, "cannot return to the original network namespace: %s",
 			 strerror(errno));

@@ -11,11 +11,9 @@ inputs, EX: R = 0.1 s, baseRTT = 0.05 s, alpha = beta = 4, Wmax = 1000, T0 = 0.5
 
 import json
 import math
-import os
 import subprocess
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -465,9 +463,8 @@ def test_cli_bad_input_exits_2_with_one_stderr_line(capsys, args):
 
 
 def _run_module(args):
-    env = dict(os.environ, PYTHONPATH=str(Path(model.__file__).resolve().parents[1]))
     return subprocess.run([sys.executable, "-m", "vegaskit.analysis.model", *args],
-                          capture_output=True, text=True, env=env, timeout=60)
+                          capture_output=True, text=True, timeout=60)
 
 
 def test_cli_as_module():

@@ -72,7 +72,7 @@ HOOK = r"""
 EVENT_COLS = [*tc.FLOW_COLS, tc.Col("OLD", -8, "old"), tc.Col("NEW", -8, "new"),
               tc.Col("MS", 8, "ms"), tc.Col("CWND", 6, "cwnd"),
               tc.Col("SSTHRESH", 10, "ssthresh"), tc.Col("SRTT_US", 8, "srtt_us")]
-STATE_COUNTS = ["recovery", "loss", "cwr", "disorder", "open"]
+STATE_COUNTS = list(reversed(tc.CA_STATES))   # the loss states first
 SUMMARY_COLS = [*tc.FLOW_COLS, *(tc.Col(s.upper(), 8, s.lower()) for s in STATE_COUNTS),
                 tc.Col("STATE", -8, "state"), tc.Col("CWND", 6, "cwnd")]
 

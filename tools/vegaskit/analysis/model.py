@@ -39,7 +39,7 @@ baseRTT) from (5), which is (4) only when alpha == beta (the assumption of secti
 p == 0 itself uses (4). For W0 in [8/7, 4], (12) holds for every p, so (14) is never
 auto-selected there.
 
-CLI (``PYTHONPATH=tools python -m vegaskit.analysis.model --help``)::
+CLI (``vegaskit-model --help``, or ``python -m vegaskit.analysis.model``)::
 
     python -m vegaskit.analysis.model --p 0.01 --rtt 0.1 --base-rtt 0.08 --alpha 2 --beta 4 \\
         --wmax 1000 --t0 1.0 [--mss 1448] [--branch auto|NAME] [--json]

@@ -1,0 +1,1 @@
+"""Analysis: metrics, the Samios-Vernon model, plots, reading run records."""

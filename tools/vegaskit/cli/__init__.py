@@ -1,0 +1,1 @@
+"""The entry points of make results, demo, bench, model-validation and vm-test."""

@@ -30,13 +30,16 @@ def refused(*args, user=None, wrap=None, expect=""):
     return lines[0]
 
 
-def test_load_registers_and_outlives_the_command_then_unload_removes_all():
+def test_load_registers_and_outlives_the_command_then_unload_removes_all(kernel_features):
+    # the registration: a pinned link, or where the kernel has none the map itself
+    how = "link" if kernel_features["struct_ops_link"] else "map"
     vegasctl("load", "vegas")
     try:
         assert "bpf_vegas" in available_cc()
-        assert (PIN_ROOT / "cc" / "bpf_vegas" / "link").exists()
+        assert (PIN_ROOT / "cc" / "bpf_vegas" / {"link": "link", "map": "ops"}[how]).exists()
         inst = vegasctl_json("show", "bpf_vegas")
         assert inst["state"] == "registered" and inst["variant"] == "vegas"
+        assert inst["registration"] == how
         assert inst["params"] == {"alpha": 2, "beta": 4, "gamma": 1, "ss_every_other_rtt": 0,
                                   "loss_cut": "1/2", "keep_base_rtt": 1}
         assert inst["restricted"] is True

@@ -50,10 +50,11 @@ REPORT = paths.RESULTS / "kernels" / "report.md"
 VENV_BIN = Path(sys.prefix) / "bin"
 GUEST_SH = REPO / "tools" / "vm" / "guest.sh"
 
-# What fits TCG: the unit tests (no kernel), the feature probe and vegasctl's own tests.
-SMOKE = ["tools/tests", "bpf/tests",
-         "netns-tests/tests/test_flows.py::test_features_reports_every_probe_as_a_boolean",
-         "netns-tests/tests/test_vegasctl.py"]
+# What fits TCG: the unit tests (no kernel), the feature probes, vegasctl's own tests,
+# its crash points, flows on live connections, and registration without links.
+SMOKE = ["tools/tests", "bpf/tests", "netns-tests/tests/test_flows.py",
+         "netns-tests/tests/test_vegasctl.py", "netns-tests/tests/test_crash.py",
+         "netns-tests/tests/test_map_registration.py"]
 MATRIX = ["bookworm", "backports", "host"]
 VM_MEMORY = "2G"
 VM_CPUS = "2"

@@ -26,6 +26,7 @@ def instance(name: str) -> dict | None:
     return next((i for i in vegasctl_json("list")["instances"] if i["name"] == name), None)
 
 
+@pytest.mark.needs_kernel("struct_ops_link")   # the link path's steps (map path: test_map_registration)
 @pytest.mark.parametrize("point", ["load:registered", "load:params-pinned"])
 def test_killed_during_load(point):
     crash(point, "load", "vegas", "--name", NAME)

@@ -22,7 +22,7 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps test test-unit demo results model-validation bench clean vm-test
+.PHONY: all deps deps-vm test test-unit demo results model-validation bench clean vm-test
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY)
@@ -54,6 +54,10 @@ $(BUILD)/linkemu: $(LINKEMU_SRCS) | $(BUILD)
 
 deps:
 	@bash tools/deps.sh
+
+# What make vm-test needs on top: qemu, busybox, kmod and virtme-ng (tools/deps.sh).
+deps-vm:
+	@WITH_VM=1 bash tools/deps.sh
 
 test: deps all
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -88,12 +92,11 @@ clean:
 # default: bookworm's 6.1, bookworm-backports' 6.12 and the running kernel's features).
 # VM_TESTS= pytest arguments (default: unit tests, the feature probe, test_vegasctl.py);
 # VM_TIMEOUT= seconds per kernel. Writes results/kernels/report.md.
-# tools/vm/deps.sh installs qemu, busybox and virtme-ng, only for this target.
+# make deps-vm installs qemu, busybox and virtme-ng, only for this target.
 KERNEL     ?=
 VM_TESTS   ?=
 VM_TIMEOUT ?= 1800
 vm-test: export VM_TESTS := $(VM_TESTS)
 vm-test: export VM_TIMEOUT := $(VM_TIMEOUT)
-vm-test: deps all
-	@bash tools/vm/deps.sh
+vm-test: deps-vm all
 	$(PY) -m vegaskit.cli.vm_test $(KERNEL)

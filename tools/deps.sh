@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything vegaskit needs on Debian 12 (bookworm). Idempotent: every step
 # checks before it acts, so `make deps` is cheap the second time.
-# Called only by `make deps`; the one place that installs things.
+# Called only by `make deps` (and, with WITH_VM=1, by `make deps-vm`): the one place
+# that installs things.
 set -euo pipefail
 
 VENV=${VENV:-.venv}
@@ -58,4 +59,20 @@ fi
 # The vegaskit package (tools/pyproject.toml), editable: the checkout is what runs.
 "$VENV/bin/python" -c 'import pytest, hypothesis, vegaskit.testbed' 2>/dev/null ||
 	"$VENV/bin/pip" install -q -e "tools[test]"
+# WITH_VM=1 (make deps-vm, for make vm-test only, so `make test` and CI stay light):
+# qemu (TCG is enough), a static busybox and kmod for virtme-ng's guest init, dpkg to
+# unpack kernel packages, and virtme-ng itself in the project venv.
+if [ "${WITH_VM:-0}" = 1 ]; then
+	vm_pkgs=(qemu-system-x86 busybox-static kmod udev dpkg)
+	vm_missing=()
+	for p in "${vm_pkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || vm_missing+=("$p")
+	done
+	if [ ${#vm_missing[@]} -gt 0 ]; then
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${vm_missing[@]}" >/dev/null
+	fi
+	[ -x "$VENV/bin/vng" ] || "$VENV/bin/pip" install -q virtme-ng
+	echo "deps: vm ok ($(qemu-system-x86_64 --version | head -n1), virtme-ng $("$VENV/bin/vng" --version 2>&1 | tail -n1))"
+fi
 echo "deps: ok (libbpf $(pkg-config --modversion libbpf), $(bpftool version 2>/dev/null | head -n1))"

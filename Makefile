@@ -22,7 +22,7 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps deps-vm test test-unit demo results model-validation bench clean vm-test
+.PHONY: all deps deps-vm test test-unit demo results model-validation bench clean vm-test native-ab
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY)
@@ -100,3 +100,10 @@ vm-test: export VM_TESTS := $(VM_TESTS)
 vm-test: export VM_TIMEOUT := $(VM_TIMEOUT)
 vm-test: deps-vm all
 	$(PY) -m vegaskit.cli.vm_test $(KERNEL)
+
+# bpf_vegas against the kernel's own tcp_vegas (docs/DESIGN.md §10.1), in a Debian kernel
+# that ships tcp_vegas.ko (KERNEL=, default bookworm-backports' 6.12) booted like vm-test;
+# AB_REPS= runs per arm and scenario (default 8). Writes results/native-ab/.
+AB_REPS ?= 8
+native-ab: deps-vm all
+	$(PY) -m vegaskit.cli.native_ab $(or $(KERNEL),backports) --reps $(AB_REPS)

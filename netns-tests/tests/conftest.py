@@ -1,7 +1,8 @@
 """Fixtures for the kernel tests: vegasctl, loaded controllers, and a leak check.
 
 Every kernel test must leave the host as it found it: no namespaces of ours, no
-pins under /sys/fs/bpf/vegaskit, no controller we registered, and no struct_ops
+pins under /sys/fs/bpf/vegaskit, no controller we registered, no tracefs
+instance of ours (tcp_probe capture), and no struct_ops
 map of ours still alive once its registration is gone. The autouse
 `no_leaks` fixture asserts that after each test (and cleans up, so one leak
 does not cascade into every later test).
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from vegaskit import intf, paths
-from vegaskit.testbed import netns
+from vegaskit.testbed import netns, tcpprobe
 
 VEGASCTL = paths.VEGASCTL
 PIN_ROOT = Path(intf.PIN_ROOT)
@@ -110,12 +111,17 @@ def no_leaks(request):
     # run on the same host is neither blamed nor cleaned up.
     leaked_ns = netns.owned_namespaces(os.getpid())
     leaked_cc = sorted(set(_our_controllers()) - before_ours)
+    own_probe = tcpprobe.TRACEFS / "instances" / f"{tcpprobe.PREFIX}{os.getpid()}"
+    leaked_tracing = own_probe.exists()
+    if leaked_tracing:
+        tcpprobe.sweep_own()
     for name in leaked_cc:
         vegasctl("unload", name, check=False)
     for ns in leaked_ns:
         subprocess.run(["ip", "netns", "del", ns], check=False)
     assert not leaked_ns, f"namespaces left behind: {leaked_ns}"
     assert not leaked_cc, f"controllers left loaded: {leaked_cc}"
+    assert not leaked_tracing, f"tracing left switched on: {own_probe}"
     if not before_ours:
         assert not PIN_ROOT.exists(), f"{PIN_ROOT} left behind"
     ours_registered = {n for n in set(available_cc()) - before_cc if n.startswith(("bpf_", "vk"))}

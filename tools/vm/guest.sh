@@ -1,10 +1,11 @@
 #!/bin/sh
 # Runs inside a virtme-ng guest (as root, cwd = the checkout, host root fs shared),
-# started by `python -m vegaskit.cli.vm_test`. Thin glue: set up what the kernel
-# tests need, then write what the host reads into OUT (a --rwdir the host shares):
+# started by vegaskit.vm.guest.boot(). Thin glue: set up what the kernel tests and
+# experiments need, then run the command given, writing into OUT (a --rwdir the
+# host shares):
 #   features.json  `vegasctl features --json`     modprobe.txt  modules that failed
-#   junit.xml      pytest's counts                 rc            pytest's exit code
-# Usage: guest.sh OUT [pytest args...]
+#   rc             the command's exit code
+# Usage: guest.sh OUT COMMAND [ARGS...]
 set -u
 out=$1
 shift
@@ -25,8 +26,8 @@ done
 build/vegasctl features --json >"$out/features.json" 2>"$out/features.err"
 echo "VK-FEATURES rc=$?"
 
-echo "VK-PYTEST-START uptime=$(cut -d' ' -f1 /proc/uptime)"
-.venv/bin/python -m pytest -p no:cacheprovider --junitxml="$out/junit.xml" "$@"
+echo "VK-RUN-START uptime=$(cut -d' ' -f1 /proc/uptime)"
+"$@"
 rc=$?
 echo "$rc" >"$out/rc"
-echo "VK-PYTEST-END rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"
+echo "VK-RUN-END rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)"

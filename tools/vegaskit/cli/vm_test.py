@@ -32,23 +32,21 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.vm import guest
+from vegaskit.vm.guest import VENV_BIN, VM_CPUS, VM_MEMORY, run_streaming
+from vegaskit.vm.kernels import CACHE, Kernel, resolve
 
 REPO = paths.REPO
-CACHE = paths.BUILD / "vm"
 REPORT = paths.RESULTS / "kernels" / "report.md"
-VENV_BIN = Path(sys.prefix) / "bin"
-GUEST_SH = REPO / "tools" / "vm" / "guest.sh"
 
 # What fits TCG: the unit tests (no kernel), the feature probes, vegasctl's own tests,
 # its crash points, flows on live connections, and registration without links.
@@ -56,135 +54,6 @@ SMOKE = ["tools/tests", "bpf/tests", "netns-tests/tests/test_flows.py",
          "netns-tests/tests/test_vegasctl.py", "netns-tests/tests/test_crash.py",
          "netns-tests/tests/test_map_registration.py"]
 MATRIX = ["bookworm", "backports", "host"]
-VM_MEMORY = "2G"
-VM_CPUS = "2"
-
-
-def sh(*argv: str, timeout: float = 120, check: bool = True) -> str:
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.strip()}")
-    return r.stdout
-
-
-# ---------------------------------------------------------------- resolution
-
-@dataclass
-class Kernel:
-    spec: str            # what was asked for: alias or package name
-    package: str = ""    # linux-image-...
-    version: str = ""    # the Debian version downloaded
-    origin: str = ""     # the archive it comes from
-    release: str = ""    # uname -r in the guest
-
-    @property
-    def host(self) -> bool:
-        return self.spec == "host"
-
-
-def _release(package: str) -> str:
-    return package.removeprefix("linux-image-")
-
-
-def _numbers(s: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", s))
-
-
-def _madison(*packages: str) -> list[tuple[str, str, str]]:
-    """(package, version, archive line) for every version apt knows."""
-    rows = []
-    for line in sh("apt-cache", "madison", *packages, check=False).splitlines():
-        parts = [p.strip() for p in line.split("|")]
-        if len(parts) >= 3:
-            rows.append((parts[0], parts[1], parts[2]))
-    return rows
-
-
-def _pkgnames(prefix: str, pattern: str) -> list[str]:
-    rx = re.compile(pattern)
-    return [n for n in sh("apt-cache", "pkgnames", prefix).split() if rx.fullmatch(n)]
-
-
-def _resolve_once(spec: str) -> Kernel:
-    k = Kernel(spec)
-    if spec == "host":
-        k.package, k.release, k.origin = "(running kernel)", os.uname().release, "host"
-        return k
-    if spec == "bookworm":
-        names = _pkgnames("linux-image-6.1.0-", r"linux-image-6\.1\.0-\d+-amd64")
-        rows = [r for r in _madison(*names) if "bookworm-backports" not in r[2]]
-    elif spec == "backports":
-        names = _pkgnames("linux-image-6.12", r"linux-image-6\.12\.\d+\+deb12(\.\d+)?-amd64")
-        rows = [r for r in _madison(*names) if "bookworm-backports" in r[2]]
-    elif spec.startswith("linux-image-"):
-        rows = _madison(spec)
-    else:
-        raise ValueError(f"unknown kernel {spec!r}: give bookworm, backports, host "
-                         "or a package name such as linux-image-6.1.0-41-amd64")
-    if not rows:
-        raise LookupError(f"apt knows no package for {spec!r}")
-    # Newest: by the numbers in the package name (its ABI), then in the version.
-    pkg, ver, line = max(rows, key=lambda r: (_numbers(_release(r[0])), _numbers(r[1])))
-    k.package, k.version, k.release = pkg, ver, _release(pkg)
-    k.origin = line.split()[1] if len(line.split()) > 1 else line
-    return k
-
-
-def resolve(spec: str) -> Kernel:
-    """Resolve with apt-cache; if apt knows nothing of it, apt-get update once and retry."""
-    try:
-        return _resolve_once(spec)
-    except LookupError:
-        print(f"vm-test: {spec}: not in apt's lists, running apt-get update", flush=True)
-        sh("apt-get", "update", "-qq", timeout=600)
-        return _resolve_once(spec)
-
-
-# ------------------------------------------------------------ fetch and unpack
-
-def headers_of(k: Kernel) -> list[str]:
-    """The kernel's header packages, same version: linux-headers-<rel> and its -common.
-    bcc (the trace tools' tests) compiles against <modules>/build."""
-    hdr = f"linux-headers-{k.release}"
-    deps = sh("apt-cache", "show", f"{hdr}={k.version}")
-    common = re.search(r"(linux-headers-\S+-common) \(= ", deps)
-    return [f"{hdr}={k.version}"] + ([f"{common.group(1)}={k.version}"] if common else [])
-
-
-def unpacked(k: Kernel) -> Path:
-    """build/vm/<release>/root: the image's boot/ and lib/modules/, and its headers with
-    lib/modules/<rel>/build pointing at them, unpacked once per version."""
-    base = CACHE / k.release
-    root = base / "root"
-    stamp = base / "unpacked"
-    pkgs = [f"{k.package}={k.version}", *headers_of(k)]
-    want = "\n".join(pkgs) + "\n"
-    if stamp.exists() and stamp.read_text() == want and vmlinuz(k).exists():
-        return root
-    shutil.rmtree(base, ignore_errors=True)
-    deb = base / "deb"
-    deb.mkdir(parents=True)
-    print(f"vm-test: apt-get download {' '.join(pkgs)}", flush=True)
-    subprocess.run(["apt-get", "download", "-q", "-o", "APT::Sandbox::User=root", *pkgs],
-                   cwd=deb, check=True, timeout=900, stdout=subprocess.DEVNULL)
-    for debfile in sorted(deb.glob("*.deb")):
-        subprocess.run(["dpkg", "-x", str(debfile), str(root)], check=True, timeout=600)
-    shutil.rmtree(deb)              # the unpacked tree is the cache
-    # The headers package links /lib/modules/<rel>/build to /usr/src/linux-headers-<rel>,
-    # absolute: point it into the tree (the guest sees the host's paths).
-    mods = root / "lib" / "modules" / k.release
-    src = root / "usr" / "src" / f"linux-headers-{k.release}"
-    if src.is_dir():
-        link = mods / "build"
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(src.resolve())
-    stamp.write_text(want)
-    return root
-
-
-def vmlinuz(k: Kernel) -> Path:
-    return CACHE / k.release / "root" / "boot" / f"vmlinuz-{k.release}"
 
 
 # -------------------------------------------------------------------- results
@@ -249,104 +118,33 @@ def features_of(path: Path) -> dict:
 
 # ------------------------------------------------------------------- running
 
-def kill_group(p: subprocess.Popen) -> None:
-    """SIGTERM the process group (vng, qemu, virtiofsd), SIGKILL what is left."""
-    if p.poll() is None:
-        for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-            try:
-                os.killpg(p.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                p.wait(wait)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-    # qemu may outlive vng in the same group: sweep the group regardless.
-    try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def run_streaming(argv: list[str], log: Path, timeout: float, label: str,
-                  cwd: Path = REPO, env: dict | None = None):
-    """Run argv in its own process group; echo and log its output with times.
-    Returns (exit code or None on timeout, [(seconds since start, line)])."""
-    t0 = time.monotonic()
-    seen: list[tuple[float, str]] = []
-    with open(log, "w") as logf:
-        p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             start_new_session=True, text=True, errors="replace")
-
-        def reader():
-            for line in p.stdout:
-                t = time.monotonic() - t0
-                line = line.rstrip("\r\n")
-                seen.append((t, line))
-                logf.write(f"{t:8.2f} {line}\n")
-                logf.flush()
-                print(f"[{label} {t:6.1f}s] {line}", flush=True)
-
-        th = threading.Thread(target=reader, daemon=True)
-        th.start()
-        try:
-            rc = p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            rc = None
-        finally:
-            kill_group(p)       # also on KeyboardInterrupt: nothing outlives us
-            th.join(5)
-    return rc, seen
-
-
 def run_guest(k: Kernel, tests: list[str], timeout: float) -> Result:
     res = Result(k)
-    t0 = time.monotonic()
+    out = guest.out_dir(k)
+    command = [str(VENV_BIN / "python"), "-m", "pytest", "-p", "no:cacheprovider",
+               f"--junitxml={out / 'junit.xml'}", *tests]
     try:
-        unpacked(k)
+        b = guest.boot(k, command, timeout, "vm-test")
     except (subprocess.SubprocessError, OSError, ValueError) as e:
         res.status, res.note = "error", f"fetch failed: {e}"
         return res
-    base = CACHE / k.release
-    out = base / "out"
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    inner = shlex.join(["sh", str(GUEST_SH), str(out), *tests])
-    argv = [str(VENV_BIN / "vng"), "--run", str(vmlinuz(k)), "--disable-kvm",
-            "--memory", VM_MEMORY, "--cpus", VM_CPUS, "--name", "vegaskit-vm",
-            "--overlay-rwdir", str(REPO), "--rwdir", str(out), "--cwd", str(REPO),
-            "--exec", inner]
-    print(f"vm-test: {k.release}: booting ({' '.join(shlex.quote(a) for a in argv)})",
-          flush=True)
-    # vng runs virtme-run, which it finds on PATH: the venv's bin first.
-    env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
-    rc, seen = run_streaming(argv, base / "console.log", timeout, k.release, env=env)
-    res.wall_s = time.monotonic() - t0
-    lines = [line for _, line in seen]
-    up = next((t for t, line in seen if line.startswith("VK-GUEST-UP")), None)
-    start = next((t for t, line in seen if line.startswith("VK-PYTEST-START")), None)
-    end = next((t for t, line in seen if line.startswith("VK-PYTEST-END")), None)
-    res.boot_s = up
-    if start is not None and end is not None:
-        res.tests_s = end - start
+    res.wall_s, res.boot_s, res.tests_s = b.wall_s, b.up_s, b.run_s
     res.features = features_of(out / "features.json")
-    res.pytest_line = last_pytest_line(lines)
+    res.pytest_line = last_pytest_line(b.lines)
     if (out / "junit.xml").exists():
         res.counts = junit_counts(out / "junit.xml")
     modprobe = (out / "modprobe.txt").read_text().strip() if (out / "modprobe.txt").exists() else ""
     notes = []
     if modprobe:
         notes.append(" ".join(line for line in modprobe.splitlines() if line.startswith("modprobe")))
-    if rc is None:
+    if b.rc is None:
         res.status = "timeout"
         notes.append(f"killed after {timeout:.0f} s"
-                     + ("" if up is not None else " (never reached the guest script)"))
-    elif up is None:
+                     + ("" if b.booted else " (never reached the guest script)"))
+    elif not b.booted:
         res.status = "no boot"
-        notes.append(f"vng exited {rc} before the guest script ran; see "
-                     f"{(base / 'console.log').relative_to(REPO)}")
+        notes.append(f"vng exited {b.rc} before the guest script ran; see "
+                     f"{(CACHE / k.release / 'console.log').relative_to(REPO)}")
     elif not res.counts:
         res.status = "error"
         notes.append("pytest wrote no report")

@@ -1,0 +1,1 @@
+"""Other kernels, booted under qemu: fetch (kernels) and boot (guest)."""

@@ -40,6 +40,7 @@ METRICS = [
     Metric("cwnd_median_pkts", "cwnd per ACK, steady median (pkts)", "{:.1f}"),
     Metric("cwnd_p95_pkts", "cwnd per ACK, steady p95 (pkts)", "{:.1f}"),
     Metric("cwnd_peak_pkts", "cwnd peak, whole run (pkts)", "{:.0f}"),
+    Metric("srtt_min_ms", "srtt, smallest after the first 10 ACKs (ms)", "{:.2f}"),
     Metric("srtt_median_ms", "srtt per ACK, steady median (ms)", "{:.2f}"),
     Metric("srtt_p95_ms", "srtt per ACK, steady p95 (ms)", "{:.2f}"),
 ]
@@ -69,6 +70,7 @@ def run_metrics(rundir: Path) -> tuple[dict, list[float], list[float]]:
         "cwnd_median_pkts": metrics.percentile(cwnd, 50),
         "cwnd_p95_pkts": metrics.percentile(cwnd, 95),
         "cwnd_peak_pkts": max(float(r["snd_cwnd"]) for r in probe),
+        "srtt_min_ms": min(float(r["srtt_us"]) for r in probe[10:]) / 1000 if len(probe) > 10 else None,
         "srtt_median_ms": metrics.percentile(srtt, 50),
         "srtt_p95_ms": metrics.percentile(srtt, 95),
         "acks": len(probe),

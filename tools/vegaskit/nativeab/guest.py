@@ -74,7 +74,7 @@ def one_run(s: Scenario, arm: str, rep: int, out: Path) -> dict:
     rundir = out / s.name / f"{arm}-{rep}"
     lo = runner.BASE_PORT + 1
     with TcpProbe(lo, runner.BASE_PORT + len(run.flows)) as probe:
-        summary = runner.execute(run, rundir)
+        summary = runner.execute(run, rundir, plots=False)
     n = write_probe(probe.records, summary["t0_monotonic"], runner.BASE_PORT, rundir / "probe.csv")
     return {"scenario": s.name, "arm": arm, "rep": rep, "probe_records": n,
             "probe_lost_lines": probe.lost_lines}

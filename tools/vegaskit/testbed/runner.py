@@ -110,9 +110,11 @@ def _interval(run: Run) -> float:
     return 0.5 if run.duration <= 60 else 1.0
 
 
-def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict:
+def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
+            plots: bool = True) -> dict:
     """Run it; write the files; return the summary. Each (t, fn) in `at` is
-    called t seconds into the run with the Dumbbell (for tests and probes)."""
+    called t seconds into the run with the Dumbbell (for tests and probes).
+    plots=False skips the figures (minutes each in an emulated guest)."""
     outdir.mkdir(parents=True, exist_ok=True)
     results: dict[int, iperf.FlowResult] = {}
     started: dict[int, float] = {}
@@ -181,11 +183,11 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = ()) -> dict
                  if e.dir == "ab"]
     if trace:
         (outdir / "trace.csv").write_text(trace.text)
-    return write(run, outdir, results, started, queue, stats, t_end, trace, t0)
+    return write(run, outdir, results, started, queue, stats, t_end, trace, t0, plots)
 
 
 def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace,
-          t0: float) -> dict:
+          t0: float, plots: bool = True) -> dict:
     """flows.csv, queue.csv, summary.json and the plots of a finished run."""
     with open(outdir / "flows.csv", "w", newline="") as fh:
         # one row per interval: bytes and bps as received, cwnd/RTT/retx as the
@@ -208,8 +210,9 @@ def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace,
     summary["trace_records"] = len(trace.records) if trace else None
     summary["trace_lost"] = trace.lost if trace else None
     (outdir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    from vegaskit.analysis import plots     # matplotlib only when writing plots
-    plots.run_plots(outdir, summary)
+    if plots:
+        from vegaskit.analysis.plots import run_plots     # matplotlib only when plotting
+        run_plots(outdir, summary)
     return summary
 
 

@@ -4,7 +4,9 @@
  * line on stderr starting "vegasctl: " and a non-zero exit: 2 for usage, 1
  * for everything else (docs/DESIGN.md §4).
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -38,6 +40,21 @@ int vk_err(char *err, const char *fmt, ...)
 	vsnprintf(err, VK_ERR_MAX, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+int vk_parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')	/* rejects "", "-1", "+1", " 1" */
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
 }
 
 /* Apply FILTER option c with value arg: 1 if applied, 0 if not one, -1 on a bad value. */

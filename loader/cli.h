@@ -40,6 +40,13 @@ int vk_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Format a message into err (VK_ERR_MAX bytes) and return -1. */
 int vk_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * A decimal number of digits only, at most max: 0, or -1 for anything else
+ * (a sign, a space, hex, a fraction, an exponent, overflow). Every integer a
+ * user types goes through it, so "80", and only that, is port 80.
+ */
+int vk_parse_uint(const char *s, unsigned long long max, unsigned long long *out);
+
 /* Long-option codes of the shared options; a command's own start at VK_OPT_CMD. */
 enum {
 	VK_OPT_JSON = 0x100,

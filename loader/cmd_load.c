@@ -98,8 +98,12 @@ static int take(struct load_args *a, int c, int argc, char **argv)
 		a->variant = optarg;
 	else if (c == 1)
 		add_kv(a, optarg, NULL);
+	else if (c == OPT_NAME && a->name)
+		return vk_usage_error("load: --name is given twice ('%s', '%s')", a->name, optarg);
 	else if (c == OPT_NAME)
 		a->name = optarg;
+	else if (c == OPT_PRESET && a->preset)
+		return vk_usage_error("load: --preset is given twice ('%s', '%s')", a->preset, optarg);
 	else if (c == OPT_PRESET)
 		a->preset = optarg;
 	else if (c == '?')
@@ -135,11 +139,22 @@ static int parse(struct load_args *a, int argc, char **argv)
 static int build_params(const struct load_args *a, const struct vk_variant_desc *v,
 			struct vk_params *p, char *err)
 {
+	const char **keys;
 	char kv[160];
+	int dup;
 
 	if (vk_default_params(v, p, err))
 		return -1;
 	if (a->preset && vk_preset_apply(p, a->preset, err))
+		return -1;
+	keys = calloc(a->nkv + 1, sizeof(*keys));
+	if (!keys)
+		return vk_err(err, "out of memory");
+	for (int i = 0; i < a->nkv; i++)
+		keys[i] = a->kv[i].key;
+	dup = vk_param_check_unique(keys, a->nkv, err);
+	free(keys);
+	if (dup)
 		return -1;
 	for (int i = 0; i < a->nkv; i++) {
 		if (a->kv[i].value)

@@ -39,6 +39,8 @@ int vk_cmd_set(int argc, char **argv)
 	name = argv[optind];
 	if (read_params(name, &p, err))
 		return vk_die(err);
+	if (vk_param_check_unique((const char *const *)argv + optind + 1, argc - optind - 1, err))
+		return vk_die(err);
 	for (int i = optind + 1; i < argc; i++)
 		if (vk_param_apply(&p, argv[i], err))
 			return vk_die(err);

@@ -8,6 +8,7 @@
  * --csv and --json (the global flag, wherever it is) exclude each other.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,7 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 		{}
 	};
 	struct vk_opts o = { .longopts = opts, .filter = &t->flt };
+	unsigned long long n;
 	const char *opt;
 	char *end;
 	double v;
@@ -154,15 +156,26 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 		if (c != OPT_DURATION && c != OPT_COUNT)
 			continue;
 		opt = c == OPT_DURATION ? "duration" : "count";
-		v = strtod(optarg, &end);
-		if (*end || !(v > 0)) {
-			vk_err(err, "--%s must be a positive number", opt);
+		if ((c == OPT_DURATION ? a->duration > 0 : t->count > 0)) {
+			vk_err(err, "--%s is given twice: give it once", opt);
 			return vk_die(err);
 		}
-		if (c == OPT_DURATION)
-			a->duration = v;
-		else
-			t->count = (long long)v;
+		if (c == OPT_COUNT) {
+			if (vk_parse_uint(optarg, LLONG_MAX, &n) || !n) {
+				vk_err(err, "--count must be a whole number of records >= 1: '%s'", optarg);
+				return vk_die(err);
+			}
+			t->count = (long long)n;
+			continue;
+		}
+		errno = 0;
+		v = strtod(optarg, &end);
+		/* a week at most: beyond it a typo is likelier than a plan */
+		if (errno || end == optarg || *end || !(v > 0 && v <= 7 * 86400.0)) {
+			vk_err(err, "--duration must be seconds in (0, 604800]: '%s'", optarg);
+			return vk_die(err);
+		}
+		a->duration = v;
 	}
 	if (c == VK_OPT_EXIT)
 		return o.status;

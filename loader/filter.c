@@ -16,11 +16,12 @@ void vk_filter_init(struct vk_filter *f)
 
 int vk_filter_port(const char *s, int *out, char *err)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	unsigned long long v;
 
-	if (!*s || *end || v < 0 || v > 65535)
-		return vk_err(err, "'%s' is not a port number", s);
+	if (*out != -1)
+		return vk_err(err, "a port filter is given twice ('%s'): give each of -L, -R, --port once", s);
+	if (vk_parse_uint(s, 65535, &v))
+		return vk_err(err, "'%s' is not a port number (0-65535, digits only)", s);
 	*out = (int)v;
 	return 0;
 }
@@ -29,6 +30,8 @@ int vk_filter_addr(struct vk_filter *f, const char *s, char *err)
 {
 	struct in_addr a4;
 
+	if (f->has_addr)
+		return vk_err(err, "--addr is given twice ('%s'): give it once", s);
 	f->has_addr = 1;
 	if (inet_pton(AF_INET, s, &a4) == 1) {
 		memset(f->addr, 0, 16);
@@ -44,11 +47,15 @@ int vk_filter_addr(struct vk_filter *f, const char *s, char *err)
 /* A namespace by inode number or by `ip netns` name. */
 int vk_filter_netns(struct vk_filter *f, const char *s, char *err)
 {
-	char path[300], *end;
+	char path[300];
 	struct stat st;
-	unsigned long v = strtoul(s, &end, 10);
+	unsigned long long v;
 
-	if (*s && !*end) {
+	if (f->netns)
+		return vk_err(err, "--netns is given twice ('%s'): give it once", s);
+	if (*s >= '0' && *s <= '9') {
+		if (vk_parse_uint(s, 0xffffffffull, &v) || !v)
+			return vk_err(err, "'%s' is not a namespace inode number (1-4294967295)", s);
 		f->netns = (__u32)v;
 		return 0;
 	}
@@ -61,6 +68,9 @@ int vk_filter_netns(struct vk_filter *f, const char *s, char *err)
 
 int vk_filter_controller(struct vk_filter *f, const char *name, char *err)
 {
+	for (__u32 i = 0; i < f->ncc; i++)
+		if (!strcmp(f->cc[i], name))
+			return vk_err(err, "--controller '%s' is given twice", name);
 	if (f->ncc >= VK_FILTER_MAX_CC || strlen(name) >= VK_NAME_MAX)
 		return vk_err(err, "at most %d controllers, each under %d characters: '%s'",
 			      VK_FILTER_MAX_CC, VK_NAME_MAX, name);

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli.h"
 #include "params.h"
 #include "variants.h"
 
@@ -83,16 +84,24 @@ const struct vk_param_desc *vk_param_find(const char *key, enum vk_variant v)
 
 static int parse_count(const char *s, unsigned *out)
 {
-	char *end;
 	unsigned long long v;
 
-	if (*s < '0' || *s > '9')	/* rejects "", "-1", "+1", " 1" */
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > 0xffffffffull)
+	if (vk_parse_uint(s, 0xffffffffull, &v))
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+int vk_param_check_unique(const char *const *kvs, int n, char *err)
+{
+	for (int i = 0; i < n; i++) {
+		size_t len = strcspn(kvs[i], "=");
+
+		for (int j = 0; j < i; j++)
+			if (strcspn(kvs[j], "=") == len && !strncmp(kvs[i], kvs[j], len))
+				return vk_err(err, "'%.*s' is given twice: give each parameter once",
+					      (int)len, kvs[i]);
+	}
 	return 0;
 }
 
@@ -209,6 +218,14 @@ int vk_params_validate(const struct vk_params *p, char *err)
 		if (p->ref_bytes <= VK_FR_MSS_MAX / 2) {
 			snprintf(err, VK_ERR_MAX, "ref_bytes (%u) must exceed mss/2 = %u bytes",
 				 p->ref_bytes, VK_FR_MSS_MAX / 2);
+			return -1;
+		}
+		/* A backlog target no send buffer can hold is never reached: cwnd would
+		 * only grow, by gain*R/mss packets an RTT (docs/DESIGN.md §11.12). */
+		if (p->ref_bytes > VK_FR_REF_MAX) {
+			snprintf(err, VK_ERR_MAX, "ref_bytes (%u) must be at most %u bytes "
+				 "(16 MiB: four times tcp_wmem's default maximum)",
+				 p->ref_bytes, VK_FR_REF_MAX);
 			return -1;
 		}
 		if (p->gain_milli < 1 || p->gain_milli > 1000) {

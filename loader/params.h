@@ -19,6 +19,7 @@
  * and 256) only make the condition easier to meet.
  */
 #define VK_FR_MSS_MAX 1448
+#define VK_FR_REF_MAX (16u << 20)	/* ref_bytes cap */
 
 enum vk_param_kind {
 	VK_P_COUNT,	/* non-negative integer (packets, bytes) */
@@ -41,6 +42,8 @@ extern const size_t vk_nr_param_descs;
 const struct vk_param_desc *vk_param_find(const char *key, enum vk_variant v);
 /* Apply one "key=value" to p; on error, fill err and return -1 (p untouched). */
 int vk_param_apply(struct vk_params *p, const char *kv, char *err);
+/* -1 with err if two of the KEY[=VALUE] strings name the same key. */
+int vk_param_check_unique(const char *const *kvs, int n, char *err);
 /* Apply a named preset; -1 with err if the variant has no such preset. */
 int vk_preset_apply(struct vk_params *p, const char *preset, char *err);
 /* Whole-struct checks: alpha <= beta, alpha_max >= alpha, R, k ... */

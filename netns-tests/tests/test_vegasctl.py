@@ -90,6 +90,10 @@ def test_set_changes_live_parameters_and_show_reports_them():
     (["alpha"], "expected key=value"),
     (["loss_cut=1/3"], "1/2 or 1/4"),
     (["ss_every_other_rtt=2"], "0 or 1"),
+    (["alpha=0x0.8"], "not a non-negative integer"),
+    (["alpha=" + "1" * 171], "not a non-negative integer"),     # not truncated to another value
+    (["alpha=3", "alpha=2"], "given twice"),                    # not "the last one wins"
+    (["beta=5", "--beta", "6"], "unknown option"),
 ])
 def test_invalid_set_changes_nothing(args, expect):
     with loaded("vegas") as name:
@@ -107,6 +111,10 @@ def test_invalid_set_changes_nothing(args, expect):
     (["vegas", "--name", "bad/name"], "may contain only"),
     (["vegas", "--name", "bad name"], "may contain only"),
     (["vegas", "--name", "cubic"], "already registered"),
+    (["vegas", "--name", "x1", "--name", "x2"], "--name is given twice"),
+    (["vegas", "--preset", "linux", "--preset", "brakmo"], "--preset is given twice"),
+    (["vegas", "alpha=1", "--alpha", "2"], "given twice"),
+    (["vegas_fr", "ref_bytes=4294967295"], "at most 16777216"),   # cwnd would grow by 1.5M an RTT
 ])
 def test_bad_load_is_refused(args, expect):
     refused("load", *args, expect=expect)
@@ -211,3 +219,24 @@ def test_trace_csv_always_has_its_header():
             assert r.stderr == "vegasctl: 0 records, 0 lost\n"
         r = vegasctl("trace", "--controller", name, "--duration", "0.2", "--json")
         assert r.stdout == "" and r.stderr == "vegasctl: 0 records, 0 lost\n"
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["trace", "--count", "0.5"], "whole number of records"),      # ran forever
+    (["trace", "--count", "1e3"], "whole number of records"),
+    (["trace", "--count", "2", "--count", "3"], "given twice"),
+    (["trace", "--duration", "nan"], "--duration must be seconds"),
+    (["trace", "--duration", "inf"], "--duration must be seconds"),
+    (["trace", "--port", " +80"], "not a port number"),
+    (["trace", "--port", "80", "--port", "81"], "given twice"),
+    (["trace", "-L", "65536"], "not a port number"),
+    (["trace", "--controller", "bpf_vegas", "--controller", "bpf_vegas"], "given twice"),
+    (["flows", "--netns", "-1"], "no network namespace '-1'"),
+    (["flows", "--netns", "0"], "not a namespace inode number"),
+    (["flows", "--netns", "99999999999"], "not a namespace inode number"),
+    (["flows", "--netns", "1", "--netns", "2"], "given twice"),
+    (["flows", "--addr", "198.18.1.1", "--addr", "198.18.1.2"], "given twice"),
+])
+def test_bad_option_values_are_refused(args, expect):
+    with loaded("vegas"):
+        refused(*args, expect=expect)

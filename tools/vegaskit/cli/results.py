@@ -69,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("testbed: interrupted; everything it started was removed", file=sys.stderr)
         return 130
+    except RuntimeError as e:           # a controller or tool refused: its reason, one line
+        print(f"testbed: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -58,7 +58,9 @@ def controllers(run: Run):
                 args = [variant_of(cc)]
             else:
                 raise RuntimeError(f"congestion control '{cc}' is not available")
-            subprocess.run([VEGASCTL, "load", *args], check=True, capture_output=True, text=True)
+            r = subprocess.run([VEGASCTL, "load", *args], capture_output=True, text=True)
+            if r.returncode != 0:       # vegasctl's own one line says why
+                raise RuntimeError(f"controller '{cc}': {r.stderr.strip() or 'vegasctl load failed'}")
             ours.append(cc)
         yield [cc for cc in {f.cc for f in run.flows} if cc in run.controllers or variant_of(cc)]
     finally:

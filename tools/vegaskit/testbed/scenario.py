@@ -27,6 +27,7 @@ topology and rates (docs/DESIGN.md §7), fewer seconds.
 """
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -57,7 +58,9 @@ class LinkSpec:
 
 def parse_rate(v) -> int:
     """'800k', '1.5M', 1000000 -> bits per second."""
-    if isinstance(v, (int, float)):
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if not math.isfinite(v):
+            raise ScenarioError(f"bad rate {v!r}")
         return int(v)
     m = _RATE_RE.match(str(v))
     if not m:
@@ -70,15 +73,182 @@ def default_label(i: int, cc: str, nbytes: int | None) -> str:
     return f"S{i} {cc}" + (f" {nbytes / 1e6:g} MB" if nbytes else "")
 
 
-def link_spec(d: dict, base: LinkSpec | None = None) -> LinkSpec:
-    unknown = set(d) - {"rate", "rtt_ms", "buffer", "loss"}
+# ------------------------------------------------------------ validation
+# Everything a scenario file says is checked before anything runs, so a bad
+# file is one line naming the key, never a traceback or a half-made lab.
+
+TOP_KEYS = {"name", "title", "source", "duration", "trace", "links", "flows", "schedule",
+            "runs", "controllers", "profiles", "paper", "report"}
+REQUIRED = ("name", "duration", "links", "flows", "runs", "profiles")
+LINK_KEYS = {"rate", "rtt_ms", "buffer", "loss"}
+FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egress"}
+PROFILE_KEYS = {"time_scale", "runs", "duration"}
+# A name is a directory under --out: no separators, no "..", nothing hidden.
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+MAX_SECONDS = 86400.0
+MAX_BYTES = 1 << 40
+MAX_BUFFER = 1_000_000
+MSS_RANGE = (88, 65495)      # Linux's TCP_MAXSEG bounds for IPv4
+
+
+def _number(v, what: str, lo: float, hi: float, lo_open: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v \
+            or not (lo < v if lo_open else lo <= v) or not v <= hi:
+        rng = f"({lo:g}, {hi:g}]" if lo_open else f"[{lo:g}, {hi:g}]"
+        raise ScenarioError(f"{what} must be a number in {rng}, not {v!r}")
+    return float(v)
+
+
+def _integer(v, what: str, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        raise ScenarioError(f"{what} must be a whole number in [{lo}, {hi}], not {v!r}")
+    return v
+
+
+def _table(v, what: str) -> dict:
+    if not isinstance(v, dict):
+        raise ScenarioError(f"{what} must be a table, not {type(v).__name__}")
+    return v
+
+
+def _keys(d: dict, allowed: set, what: str) -> None:
+    unknown = sorted(set(d) - allowed)
     if unknown:
-        raise ScenarioError(f"unknown link keys {sorted(unknown)}")
+        raise ScenarioError(f"unknown key{'s' * (len(unknown) > 1)} {', '.join(unknown)} in "
+                            f"{what} (known: {', '.join(sorted(allowed))})")
+
+
+def link_value(key: str, v, what: str):
+    """One link value, checked: rate in bits/s, rtt_ms, buffer (packets) or loss."""
+    if key == "rate":
+        bps = parse_rate(v)
+        if not 0 < bps <= 1e12:
+            raise ScenarioError(f"{what}.rate must be above 0 and at most 1000G, not {v!r}")
+        return bps
+    x = v
+    if isinstance(v, str):
+        try:
+            x = float(v)
+        except ValueError:
+            raise ScenarioError(f"{what}.{key} must be a number, not {v!r}") from None
+    if key == "rtt_ms":
+        return _number(x, f"{what}.rtt_ms", 0, 60_000)
+    if key == "buffer":
+        if isinstance(x, float) and x.is_integer():
+            x = int(x)
+        return _integer(x, f"{what}.buffer", 1, MAX_BUFFER)
+    loss = _number(x, f"{what}.loss", 0, 1)
+    if loss >= 1:
+        raise ScenarioError(f"{what}.loss must be below 1, not {v!r}")
+    return loss
+
+
+def validate_link(d, what: str, filled: bool = False) -> dict:
+    """The link's checked values; before a run fills them, placeholders pass."""
+    d = _table(d, what)
+    _keys(d, LINK_KEYS, what)
+    return {k: link_value(k, v, what) for k, v in d.items()
+            if filled or not (isinstance(v, str) and "{" in v)}
+
+
+def validate(doc: dict) -> None:
+    missing = [k for k in REQUIRED if k not in doc]
+    if missing:
+        raise ScenarioError(f"missing {', '.join(repr(k) for k in missing)}")
+    _keys(doc, TOP_KEYS, "the file")
+    name = doc["name"]
+    if not isinstance(name, str) or not NAME_RE.match(name) or ".." in name:
+        raise ScenarioError(f"name {name!r} must be 1-64 letters, digits, '_', '.', '-', "
+                            "starting with a letter or digit (it names a directory)")
+    for k in ("title", "source"):
+        if k in doc and not isinstance(doc[k], str):
+            raise ScenarioError(f"{k} must be a string")
+    duration = _number(doc["duration"], "duration", 0, MAX_SECONDS, lo_open=True)
+    if doc.get("trace", "decisions") not in ("decisions", "all", "off"):
+        raise ScenarioError("trace must be decisions, all or off")
+    links = _table(doc["links"], "[links]")
+    _keys(links, {"bottleneck", "access", "egress"}, "[links]")
+    if "bottleneck" not in links:
+        raise ScenarioError("[links] needs a bottleneck")
+    for k, v in links.items():
+        validate_link(v, f"links.{k}")
+    flows = doc["flows"]
+    if not isinstance(flows, list) or not flows:
+        raise ScenarioError("[[flows]] must list at least one flow")
+    for i, f in enumerate(flows, 1):
+        what = f"flow {i}"
+        f = _table(f, what)
+        _keys(f, FLOW_KEYS, what)
+        if not isinstance(f.get("cc"), str) or not f["cc"]:
+            raise ScenarioError(f"{what} needs cc, a controller name or a {{placeholder}}")
+        start = _number(f.get("start", 0), f"{what}.start", 0, MAX_SECONDS)
+        if start >= duration:
+            raise ScenarioError(f"{what} starts at {start:g} s, not before the end ({duration:g} s)")
+        if "duration" in f:
+            _number(f["duration"], f"{what}.duration", 0, MAX_SECONDS, lo_open=True)
+        if "bytes" in f:
+            _integer(f["bytes"], f"{what}.bytes", 1, MAX_BYTES)
+        if "duration" in f and "bytes" in f:
+            raise ScenarioError(f"{what}: give duration or bytes, not both")
+        if "mss" in f:
+            _integer(f["mss"], f"{what}.mss", *MSS_RANGE)
+        if "label" in f and not isinstance(f["label"], str):
+            raise ScenarioError(f"{what}.label must be a string")
+        for k in ("access", "egress"):
+            if k in f:
+                validate_link(f[k], f"{what}.{k}")
+    links_named = {"bottleneck"} | {f"s{i}" for i in range(1, len(flows) + 1)} \
+        | {f"d{i}" for i in range(1, len(flows) + 1)}
+    schedule = doc.get("schedule", [])
+    if not isinstance(schedule, list):
+        raise ScenarioError("[[schedule]] must be a list of changes")
+    for i, c in enumerate(schedule, 1):
+        what = f"schedule entry {i}"
+        c = _table(c, what)
+        _keys(c, LINK_KEYS | {"at", "link"}, what)
+        _number(c.get("at"), f"{what}.at", 0, duration)
+        if c.get("link") not in links_named:
+            raise ScenarioError(f"{what}.link must be bottleneck, sN or dN for a flow N, "
+                                f"not {c.get('link')!r}")
+        validate_link({k: v for k, v in c.items() if k in LINK_KEYS}, what)
+    runs = _table(doc["runs"], "[runs]")
+    if not runs:
+        raise ScenarioError("[runs] must name at least one run")
+    for r, vals in runs.items():
+        for k, v in _table(vals, f"run {r}").items():
+            if not isinstance(v, (str, int, float)) or isinstance(v, bool):
+                raise ScenarioError(f"run {r}: {k} must be a string or a number")
+    for k, v in _table(doc.get("controllers", {}), "[controllers]").items():
+        if not isinstance(v, str):
+            raise ScenarioError(f"controllers.{k} must be a string: 'VARIANT [KEY=VALUE...]'")
+    profiles = _table(doc["profiles"], "[profiles]")
+    if not profiles:
+        raise ScenarioError("[profiles] must name at least one profile")
+    for p, prof in profiles.items():
+        what = f"profile {p}"
+        prof = _table(prof, what)
+        _keys(prof, PROFILE_KEYS, what)
+        if "time_scale" in prof:
+            _number(prof["time_scale"], f"{what}.time_scale", 0, 100, lo_open=True)
+        if "duration" in prof:
+            _number(prof["duration"], f"{what}.duration", 0, MAX_SECONDS, lo_open=True)
+        names = prof.get("runs", list(runs))
+        if not isinstance(names, list) or not names:
+            raise ScenarioError(f"{what}.runs must be a non-empty list of run names")
+        unknown = [n for n in names if n not in runs]
+        if unknown:
+            raise ScenarioError(f"{what} names unknown run {unknown[0]!r}")
+    for k in ("paper", "report"):
+        if k in doc:
+            _table(doc[k], f"[{k}]")
+
+
+def link_spec(d: dict, base: LinkSpec | None = None, what: str = "link") -> LinkSpec:
+    v = validate_link(d, what, filled=True)
     b = base or LinkSpec(0, 0)
-    return LinkSpec(rate_bps=parse_rate(d["rate"]) if "rate" in d else b.rate_bps,
-                    rtt_us=int(float(d["rtt_ms"]) * 1000) if "rtt_ms" in d else b.rtt_us,
-                    buffer_pkts=int(d.get("buffer", b.buffer_pkts)),
-                    loss=float(d.get("loss", b.loss)))
+    return LinkSpec(rate_bps=v.get("rate", b.rate_bps),
+                    rtt_us=int(v["rtt_ms"] * 1000) if "rtt_ms" in v else b.rtt_us,
+                    buffer_pkts=v.get("buffer", b.buffer_pkts), loss=v.get("loss", b.loss))
 
 
 @dataclass
@@ -139,9 +309,10 @@ class Scenario:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(f"{path}: {e}") from None
-        for key in ("name", "duration", "links", "flows", "runs", "profiles"):
-            if key not in doc:
-                raise ScenarioError(f"{path}: missing '{key}'")
+        try:
+            validate(doc)
+        except ScenarioError as e:
+            raise ScenarioError(f"{path}: {e}") from None
         return cls(path, doc["name"], doc.get("title", doc["name"]), doc.get("source", ""), doc)
 
     @property
@@ -178,15 +349,24 @@ class Scenario:
                 try:
                     return v.format(**subst)
                 except KeyError as e:
-                    raise ScenarioError(f"{self.name}/{run}: no value for {e}") from None
+                    raise ScenarioError(f"no value for {e}") from None
+                except (IndexError, ValueError, AttributeError) as e:
+                    raise ScenarioError(f"bad placeholder in {v!r}: {e}") from None
             if isinstance(v, dict):
                 return {k: fill(x) for k, x in v.items()}
             return v
 
+        try:
+            return self._run(run, profile, fill, scale)
+        except ScenarioError as e:
+            raise ScenarioError(f"{self.name}/{run}: {e}") from None
+
+    def _run(self, run: str, profile: str, fill, scale: float) -> Run:
+        prof = self.doc["profiles"][profile]
         links = fill(self.doc["links"])
-        bottleneck = link_spec(links["bottleneck"])
-        access0 = link_spec(links.get("access", {"rate": "1G"}))
-        egress0 = link_spec(links.get("egress", {"rate": "1G"}))
+        bottleneck = link_spec(links["bottleneck"], what="links.bottleneck")
+        access0 = link_spec(links.get("access", {"rate": "1G"}), what="links.access")
+        egress0 = link_spec(links.get("egress", {"rate": "1G"}), what="links.egress")
         duration = float(prof.get("duration", self.doc["duration"] * scale))
         flows = []
         for i, f in enumerate(self.doc["flows"], 1):
@@ -196,17 +376,20 @@ class Scenario:
             nbytes = int(f["bytes"] * scale) if "bytes" in f else None
             fdur = float(f["duration"]) * scale if "duration" in f else None
             start = float(f.get("start", 0)) * scale
+            if start >= duration:
+                raise ScenarioError(f"flow {i} starts at {start:g} s, after the run's "
+                                    f"{duration:g} s in profile {profile}")
             if nbytes is None and fdur is None:
                 fdur = duration - start
             flows.append(Flow(i, f["cc"], start, fdur, nbytes, f.get("mss"),
-                              link_spec(f.get("access", {}), access0),
-                              link_spec(f.get("egress", {}), egress0),
+                              link_spec(f.get("access", {}), access0, f"flow {i}.access"),
+                              link_spec(f.get("egress", {}), egress0, f"flow {i}.egress"),
                               f.get("label", default_label(i, f["cc"], nbytes))))
         schedule = []
         for c in self.doc.get("schedule", []):
             c = fill(dict(c))
             at, link = float(c.pop("at")) * scale, c.pop("link")
-            spec = link_spec(c, LinkSpec(0, 0, 0, 0))
+            spec = link_spec(c, LinkSpec(0, 0, 0, 0), "schedule")
             params = {}
             if "rate" in c:
                 params["rate_bps"] = spec.rate_bps
@@ -219,6 +402,4 @@ class Scenario:
             schedule.append(ScheduledChange(at, link, params))
         controllers = {k: fill(v) for k, v in self.doc.get("controllers", {}).items()}
         trace = self.doc.get("trace", "decisions")
-        if trace not in ("decisions", "all", "off"):
-            raise ScenarioError(f"{self.name}: trace must be decisions, all or off")
         return Run(self, run, profile, duration, bottleneck, flows, schedule, controllers, trace)

@@ -1,0 +1,98 @@
+"""Scenario files are checked whole before anything runs: every bad value is one
+line naming the key (never a traceback, a hang or a write outside --out)."""
+import subprocess
+import sys
+
+import pytest
+
+from vegaskit import paths
+from vegaskit.testbed.scenario import Scenario, ScenarioError
+
+GOOD = '''
+name = "t"
+duration = 10
+[links]
+bottleneck = { rate = "1M", rtt_ms = 40, buffer = 50 }
+[[flows]]
+cc = "{cc}"
+[runs]
+vegas = { cc = "bpf_vegas" }
+[profiles.ci]
+time_scale = 0.5
+'''
+
+
+def with_(old: str, new: str) -> str:
+    assert old in GOOD
+    return GOOD.replace(old, new)
+
+
+BAD = [
+    (with_('name = "t"', 'name = "../../../tmp/x"'), "names a directory"),
+    (with_('name = "t"', 'name = ".hidden"'), "names a directory"),
+    (with_('name = "t"', 'name = 7'), "names a directory"),
+    (with_('duration = 10', 'duration = 10\nstrat = 1'), "unknown key strat"),
+    (with_('duration = 10', 'duration = -1'), "duration must be a number"),
+    (with_('duration = 10', 'duration = nan'), "duration must be a number"),
+    (with_('duration = 10', 'duration = "ten"'), "duration must be a number"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nbytes = -100'), "bytes must be a whole number"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nbytes = 1.5'), "bytes must be a whole number"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nstart = 99'), "not before the end"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nmss = 1'), "mss must be a whole number"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nduration = 5\nbytes = 10'), "not both"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\ncolour = "red"'), "unknown key colour in flow 1"),
+    (with_('cc = "{cc}"', 'label = "x"'), "needs cc"),
+    (with_('rate = "1M"', 'rate = inf'), "bad rate"),
+    (with_('rate = "1M"', 'rate = "fast"'), "bad rate"),
+    (with_('rate = "1M"', 'rate = 0'), "rate must be above 0"),
+    (with_('rtt_ms = 40', 'rtt_ms = -5'), "rtt_ms must be a number"),
+    (with_('buffer = 50', 'buffer = 0'), "buffer must be a whole number"),
+    (with_('buffer = 50', 'buffer = 50, loss = 1.0'), "loss must be below 1"),
+    (with_('buffer = 50', 'buffer = 50, jitter = 3'), "unknown key jitter"),
+    (with_('bottleneck = ', 'access = { rate = "1M" }\nbottlenek = '), "unknown key bottlenek"),
+    (with_('[runs]', '[[schedule]]\nat = 1\nlink = "s9"\nrate = "1M"\n[runs]'), "sN or dN"),
+    (with_('[runs]', '[[schedule]]\nat = 99\nlink = "s1"\n[runs]'), "at must be a number"),
+    (with_('vegas = { cc = "bpf_vegas" }', ''), "at least one run"),
+    (with_('time_scale = 0.5', 'time_scale = 0'), "time_scale must be a number"),
+    (with_('time_scale = 0.5', 'runs = ["nope"]'), "unknown run 'nope'"),
+    (with_('time_scale = 0.5', 'speed = 2'), "unknown key speed in profile ci"),
+    (GOOD.replace('[profiles.ci]\ntime_scale = 0.5', ''), "missing 'profiles'"),
+]
+
+
+@pytest.mark.parametrize("text,expect", BAD)
+def test_a_bad_scenario_is_one_line_naming_the_key(text, expect):
+    with pytest.raises(ScenarioError) as e:
+        Scenario.parse(text, "x.toml")
+    msg = str(e.value)
+    assert expect in msg and "\n" not in msg and msg.startswith("x.toml: ")
+
+
+def test_a_bad_value_filled_in_by_a_run_is_caught_when_the_run_is_made():
+    s = Scenario.parse(with_('buffer = 50', 'buffer = "{buf}"')
+                       .replace('cc = "bpf_vegas"', 'cc = "bpf_vegas", buf = "lots"'))
+    with pytest.raises(ScenarioError, match=r"t/vegas: links.bottleneck.buffer must be a number"):
+        s.run("vegas", "ci")
+    s = Scenario.parse(with_('cc = "{cc}"', 'cc = "{cc} {0}"'))
+    with pytest.raises(ScenarioError, match="bad placeholder"):
+        s.run("vegas", "ci")
+
+
+def test_every_shipped_scenario_is_valid_in_every_profile():
+    files = sorted(paths.SCENARIOS.glob("**/*.toml"))
+    assert len(files) >= 14
+    for f in files:
+        s = Scenario.load(f)
+        for prof in s.profiles:
+            for r in s.profile_runs(prof):
+                s.run(r, prof)
+
+
+def test_the_results_command_refuses_a_bad_file_in_one_line(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(with_('name = "t"', 'name = "../../escape"'))
+    r = subprocess.run([sys.executable, "-m", "vegaskit.cli.results", str(bad), "--profile", "ci",
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("testbed: "), r.stderr
+    assert not (tmp_path / "out").exists()

@@ -68,6 +68,24 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vk_trace_lost SEC(".maps");
 
+/* Until when tracing may emit (bpf_ktime_get_ns; vk_intf.h: the lease). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} vk_trace_until SEC(".maps");
+
+/* Is a reader's lease current? Asked only once a trace bit is set. */
+static __always_inline bool vk_trace_leased(void)
+{
+	__u32 zero = 0;
+	__u64 *until = bpf_map_lookup_elem(&vk_trace_until, &zero);
+
+	return until && bpf_ktime_get_ns() < *until;
+}
+
 static __always_inline struct tcp_sock *vk_tp(struct sock *sk)
 {
 	return (struct tcp_sock *)sk;
@@ -246,7 +264,7 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		tp->snd_ssthresh = d.ssthresh;
 	}
 	vk_record(sk, ca, &s, &d);
-	if (p.trace & VK_TRACE_DECISIONS)
+	if ((p.trace & VK_TRACE_DECISIONS) && vk_trace_leased())
 		vk_trace_decision(sk, &s, &before, &d);
 	ca->cnt_rtt = 0;
 	ca->min_rtt = VK_RTT_INF;
@@ -298,7 +316,8 @@ void BPF_PROG(vk_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 	struct vk_ca *ca = vk_ca(sk);
 
 	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->cnt_rtt, sample->rtt_us);
-	if (vk_params.trace & VK_TRACE_ACKS)	/* first: tracing off costs one load */
+	/* the bit first: tracing off costs one load */
+	if ((vk_params.trace & VK_TRACE_ACKS) && vk_trace_leased())
 		vk_trace_ack(sk, sample, ca);
 }
 

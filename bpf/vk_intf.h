@@ -110,6 +110,13 @@ struct vk_params {
 /* What the controllers emit into the shared ring buffer (vk_events). */
 #define VK_TRACE_DECISIONS	0x1	/* one record per per-RTT decision */
 #define VK_TRACE_ACKS		0x2	/* one record per ACK with an RTT sample */
+/*
+ * Tracing also needs a lease: the controllers emit only while
+ * bpf_ktime_get_ns() < vk_trace_until[0], which `vegasctl trace` pushes
+ * VK_TRACE_LEASE_NS ahead every time it polls. A reader that dies (SIGKILL)
+ * stops all tracing within the lease, whatever trace bits it left set.
+ */
+#define VK_TRACE_LEASE_NS	1000000000ull
 
 enum vk_event_type {
 	VK_EV_ACK	= 1,

@@ -23,6 +23,7 @@ struct vk_cmd {
 	 */
 	const char *usage;
 	const char *summary;			/* one line, for `vegasctl --help` */
+	bool mutates;				/* changes state: holds the lock (env.h) */
 };
 
 /* The global options, set wherever they appear on the command line. */

@@ -20,6 +20,9 @@ static int read_params(const char *name, struct vk_params *p, char *err)
 
 	if (vk_check_name(name, err) || vk_check_env(err) || vk_instance_read(name, &in, err))
 		return -1;
+	if (!in.committed)
+		return vk_err(err, "'%s' is incomplete (an interrupted load): retuning it would change "
+			      "nothing that runs; vegasctl unload %s", name, name);
 	if (!in.has_params)
 		return vk_err(err, "'%s' has no readable parameters (interrupted load?): vegasctl unload %s",
 			      name, name);

@@ -22,6 +22,7 @@
 #include "filter.h"
 #include "format.h"
 #include "instance.h"
+#include "tracelease.h"
 
 const char vk_usage_trace[] =
 	"trace [FILTER]... [--decisions | --acks] [--duration S] [--count N] [--csv | --json]\n"
@@ -40,6 +41,7 @@ struct trace_ctx {
 	bool json;
 	long long count;	/* records still to print; < 0: no limit */
 	unsigned long long printed;
+	bool discard;		/* draining what a dead reader left: print nothing */
 };
 
 static volatile sig_atomic_t stop;
@@ -61,7 +63,7 @@ static int handle(void *arg, void *data, size_t size)
 	bool dec = e->type == VK_EV_DECISION;
 	char src[64], dst[64];
 
-	if (size < sizeof(*e) || !vk_filter_match(&t->flt, &e->id) || t->count == 0)
+	if (t->discard || size < sizeof(*e) || !vk_filter_match(&t->flt, &e->id) || t->count == 0)
 		return 0;
 	vk_format_addr(e->id.saddr, src, sizeof(src));
 	vk_format_addr(e->id.daddr, dst, sizeof(dst));
@@ -216,7 +218,7 @@ int vk_cmd_trace(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	char err[VK_ERR_MAX];
 	struct timespec t0, now;
-	int n, ring_fd = -1, lost_fd = -1, ret;
+	int n, ring_fd = -1, lost_fd = -1, lease_fd = -1, ret;
 	__u64 lost0;
 
 	vk_filter_init(&t.flt);
@@ -237,8 +239,11 @@ int vk_cmd_trace(int argc, char **argv)
 	}
 	ring_fd = bpf_obj_get(VK_PIN_EVENTS);
 	lost_fd = bpf_obj_get(VK_PIN_TRACE_LOST);
-	if (ring_fd < 0) {
-		ret = vk_die("cannot open the trace ring " VK_PIN_EVENTS);
+	lease_fd = vk_lease_open();
+	if (ring_fd < 0 || lease_fd < 0) {
+		ret = vk_die(ring_fd < 0 ? "cannot open the trace ring " VK_PIN_EVENTS
+				: "cannot open the trace lease " VK_PIN_TRACE_UNTIL
+				  " (controllers loaded by an older vegasctl: unload and load them)");
 		goto out;
 	}
 	rb = ring_buffer__new(ring_fd, handle, &t, NULL);
@@ -250,7 +255,15 @@ int vk_cmd_trace(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, on_signal);
+	/* Records a dead reader left in the ring are not live: drop them unread. */
+	t.discard = 1;
+	ring_buffer__consume(rb);
+	t.discard = 0;
 	lost0 = lost_count(lost_fd);
+	if (vk_lease_renew(lease_fd)) {
+		ret = vk_die("cannot write the trace lease " VK_PIN_TRACE_UNTIL);
+		goto out;
+	}
 	if (set_trace(names, n, (__u32)a.bits, err) == 0) {
 		ret = vk_die(err[0] ? err : "could not switch tracing on");
 		goto out;
@@ -267,11 +280,13 @@ int vk_cmd_trace(int argc, char **argv)
 			break;
 		}
 		fflush(stdout);
+		vk_lease_renew(lease_fd);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (a.duration > 0 &&
 		    (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= a.duration)
 			break;
 	}
+	/* The bits off; the lease stays, for another reader's controllers. */
 	set_trace(names, n, 0, err);
 	ring_buffer__consume(rb);	/* what was already in the ring */
 	fflush(stdout);
@@ -283,6 +298,8 @@ out:
 		close(ring_fd);
 	if (lost_fd >= 0)
 		close(lost_fd);
+	if (lease_fd >= 0)
+		close(lease_fd);
 	free(names);
 	return ret;
 }

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Environment checks with their messages (env.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -9,11 +12,54 @@
 #include <bpf/btf.h>
 #include "cli.h"
 #include "env.h"
+#include "instance.h"
 
 #define AVAILABLE_CC	"/proc/sys/net/ipv4/tcp_available_congestion_control"
 #define ALLOWED_CC	"/proc/sys/net/ipv4/tcp_allowed_congestion_control"
 /* PROC_NET_INIT_INO: the kernel gives the initial namespace this fixed inode. */
 #define INIT_NET_INO	0xF0000098u
+
+int vk_pin_dir_check(const char *path, char *err)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : vk_err(err, "cannot inspect %s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return vk_err(err, "refusing %s: it is not a directory (a symlink?); someone else made it: "
+			      "check, then remove it", path);
+	if (st.st_uid != 0)
+		return vk_err(err, "refusing %s: it belongs to uid %u, not root, who could take pins "
+			      "from it; check, then remove it (rm -r %s)", path, st.st_uid, path);
+	if (st.st_mode & 077)
+		return vk_err(err, "refusing %s: mode %04o lets others in (vegaskit makes it 0700); "
+			      "check, then chmod 0700 %s", path, st.st_mode & 07777, path);
+	return 0;
+}
+
+/*
+ * Commands that change state take one exclusive lock for their whole run, so
+ * two sets cannot lose an update and an unload cannot remove the shared pins a
+ * load has just reused. The kernel drops it when the process dies, however.
+ */
+static int lock_state(char *err)
+{
+	static int fd = -1;
+
+	if (fd >= 0)
+		return 0;
+	fd = open(VK_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return vk_err(err, "cannot open the lock %s: %s", VK_LOCK_FILE, strerror(errno));
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			close(fd);
+			fd = -1;
+			return vk_err(err, "cannot lock %s: %s", VK_LOCK_FILE, strerror(errno));
+		}
+	}
+	return 0;
+}
 
 int vk_check_env(char *err)
 {
@@ -25,6 +71,10 @@ int vk_check_env(char *err)
 		return vk_err(err, "must be run as root (loading controllers needs CAP_BPF and CAP_NET_ADMIN): try sudo");
 	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
 		return vk_err(err, "no BPF filesystem at /sys/fs/bpf: mount it with 'mount -t bpf bpf /sys/fs/bpf'");
+	if (vk_cli.cmd && vk_cli.cmd->mutates && lock_state(err))
+		return -1;
+	if (vk_pin_dir_check(VK_PIN_ROOT, err))
+		return -1;
 	if (access(VK_VMLINUX_BTF, R_OK))
 		return vk_err(err, "kernel BTF missing (%s): a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed", VK_VMLINUX_BTF);
 	btf = btf__parse_raw(VK_VMLINUX_BTF);

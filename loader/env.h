@@ -12,8 +12,14 @@
 
 #define VK_VMLINUX_BTF	"/sys/kernel/btf/vmlinux"
 
-/* 0, or -1 with err naming the first missing prerequisite. */
+/* Held by every command that changes state (struct vk_cmd.mutates). */
+#define VK_LOCK_FILE	"/run/vegaskit.lock"
+
+/* 0, or -1 with err naming the first missing prerequisite; takes the lock
+ * for a command that changes state, and refuses a pin tree not root's own. */
 int vk_check_env(char *err);
+/* 0 if path is absent or a root-owned directory no one else may enter. */
+int vk_pin_dir_check(const char *path, char *err);
 /* Is `name` in net.ipv4.tcp_available_congestion_control? */
 bool vk_ca_available(const char *name);
 /* ... in net.ipv4.tcp_allowed_congestion_control (flag TCP_CONG_NON_RESTRICTED)? */

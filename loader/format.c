@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "format.h"
+#include "tracelease.h"
 #include "instance.h"
 #include "params.h"
 #include "variants.h"
@@ -45,15 +46,29 @@ static const char *instance_state(const struct vk_instance *in)
 	return "registered";
 }
 
+/* "off", "decisions", "acks", "decisions+acks", or "off (reader gone)" when bits are set
+ * but no reader holds the lease (it died: nothing is emitted). */
+static const char *tracing_state(const struct vk_instance *in)
+{
+	static const char *const names[] = { "off", "decisions", "acks", "decisions+acks" };
+	__u32 bits = in->has_params ? in->params.trace & (VK_TRACE_DECISIONS | VK_TRACE_ACKS) : 0;
+
+	if (!bits)
+		return "off";
+	return vk_tracing_live(bits) ? names[bits] : "off (reader gone)";
+}
+
 void vk_print_instance(const struct vk_instance *in, bool json)
 {
 	if (json) {
 		printf("{\"name\":\"%s\",\"variant\":\"%s\",\"state\":\"%s\",\"restricted\":%s,"
-		       "\"generation\":%u,\"registration\":\"%s\",\"link_id\":%u,\"map_id\":%u,\"params\":",
+		       "\"generation\":%u,\"registration\":\"%s\",\"link_id\":%u,\"map_id\":%u,"
+		       "\"tracing\":\"%s\",\"params\":",
 		       in->name, in->has_params ? vk_variant_name(in->params.variant) : "unknown",
 		       instance_state(in),
 		       in->params.ca_flags & TCP_CONG_NON_RESTRICTED ? "false" : "true",
-		       in->params.generation, in->by_map ? "map" : "link", in->link_id, in->map_id);
+		       in->params.generation, in->by_map ? "map" : "link", in->link_id, in->map_id,
+		       tracing_state(in));
 		if (in->has_params)
 			vk_params_print(stdout, &in->params, true);
 		else
@@ -65,5 +80,7 @@ void vk_print_instance(const struct vk_instance *in, bool json)
 	       in->has_params ? vk_variant_name(in->params.variant) : "?", instance_state(in));
 	if (in->has_params)
 		vk_params_print(stdout, &in->params, false);
+	if (strncmp(tracing_state(in), "off", 3))
+		printf(" [tracing: %s]", tracing_state(in));
 	printf("\n");
 }

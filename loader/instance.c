@@ -27,7 +27,7 @@
 
 /* Maps every controller shares, pinned by name (LIBBPF_PIN_BY_NAME). */
 static const char *const vk_shared_pins[] = {
-	VK_PIN_FLOWS, VK_PIN_EVENTS, VK_PIN_TRACE_LOST,
+	VK_PIN_FLOWS, VK_PIN_EVENTS, VK_PIN_TRACE_LOST, VK_PIN_TRACE_UNTIL,
 };
 
 static struct bpf_object *open_variant(const struct vk_variant_desc *v, char *err)
@@ -95,11 +95,12 @@ static void path_of(char *buf, const char *name, const char *leaf)
 	snprintf(buf, PIN_PATH_MAX, VK_PIN_CC "/%s%s%s", dir, leaf ? "/" : "", leaf ? leaf : "");
 }
 
-static int mkdir_private(const char *path)
+/* mkdir 0700, or check that what is there is ours alone (env.h). */
+static int mkdir_private(const char *path, char *err)
 {
 	if (mkdir(path, 0700) && errno != EEXIST)
-		return -1;
-	return 0;
+		return vk_err(err, "cannot create %s: %s", path, strerror(errno));
+	return vk_pin_dir_check(path, err);
 }
 
 /* Remove the shared pins and the root once no instance is left. */
@@ -281,8 +282,9 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 	struct bpf_map *pm, *om;
 	int ret = -1;
 
-	if (mkdir_private(VK_PIN_ROOT) || mkdir_private(VK_PIN_CC) || mkdir_private(VK_PIN_SHARED))
-		return vk_err(err, "cannot create %s: %s", VK_PIN_ROOT, strerror(errno));
+	if (mkdir_private(VK_PIN_ROOT, err) || mkdir_private(VK_PIN_CC, err) ||
+	    mkdir_private(VK_PIN_SHARED, err))
+		return -1;
 	path_of(dir, name, NULL);
 	if (mkdir(dir, 0700)) {
 		if (errno == EEXIST)

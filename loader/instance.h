@@ -28,6 +28,7 @@
 #define VK_PIN_FLOWS		VK_PIN_SHARED "/vk_flows"
 #define VK_PIN_EVENTS		VK_PIN_SHARED "/vk_events"
 #define VK_PIN_TRACE_LOST	VK_PIN_SHARED "/vk_trace_lost"
+#define VK_PIN_TRACE_UNTIL	VK_PIN_SHARED "/vk_trace_until"
 
 #define TCP_CONG_NON_RESTRICTED	0x1	/* include/net/tcp.h: vk_params.ca_flags */
 

@@ -9,17 +9,18 @@
 #include <string.h>
 #include "cli.h"
 
-#define CMD(name, summary) { #name, vk_cmd_##name, vk_usage_##name, summary }
+#define CMD(name, summary) { #name, vk_cmd_##name, vk_usage_##name, summary, false }
+#define MUTATING(name, summary) { #name, vk_cmd_##name, vk_usage_##name, summary, true }
 
 static const struct vk_cmd commands[] = {
 	CMD(list, "variants, defaults, presets and loaded instances"),
-	CMD(load, "register a controller (default name bpf_VARIANT), or upgrade one in place"),
-	CMD(unload, "unregister it and remove its pins"),
-	CMD(set, "retune a loaded controller live"),
+	MUTATING(load, "register a controller (default name bpf_VARIANT), or upgrade one in place"),
+	MUTATING(unload, "unregister it and remove its pins"),
+	MUTATING(set, "retune a loaded controller live"),
 	CMD(show, "parameters and state of one instance"),
 	CMD(flows, "live connections on our controllers: baseRTT, RTT, diff, alpha, beta, cwnd, decision counters"),
 	CMD(trace, "stream per-ACK and per-RTT records (CSV by default)"),
-	CMD(swap, "make CC the default and move established connections onto it; swap back to roll back"),
+	MUTATING(swap, "make CC the default and move established connections onto it; swap back to roll back"),
 	CMD(features, "which kernel features vegaskit uses are here"),
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

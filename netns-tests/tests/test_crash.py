@@ -46,6 +46,8 @@ def test_killed_during_unload():
     crash("unload:link-unpinned", "unload", NAME)
     assert NAME not in available_cc()          # the link pin was the last reference
     assert instance(NAME)["state"] == "incomplete"
+    r = vegasctl("set", NAME, "alpha=1", check=False)       # retuning nothing that runs
+    assert r.returncode != 0 and "incomplete" in r.stderr
     vegasctl("unload", NAME)
     assert not PIN_ROOT.exists()
 

@@ -1,0 +1,83 @@
+"""vegasctl against other users of the host: concurrent commands and a pin tree
+someone else made. Commands that change state hold one lock (/run/vegaskit.lock),
+so nothing is lost; a pin root that is not root's own, 0700, is refused."""
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from conftest import PIN_ROOT, VEGASCTL, available_cc, loaded, vegasctl, vegasctl_json
+
+pytestmark = pytest.mark.kernel
+ROUNDS = int(os.environ.get("VK_RACE_ROUNDS", 20))
+
+
+def run(*args):
+    return subprocess.run([str(VEGASCTL), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_parallel_sets_of_different_keys_lose_no_update():
+    with loaded("vegas") as name, ThreadPoolExecutor(6) as pool:
+        for r in range(ROUNDS):
+            want = {"alpha": 1 + r % 2, "beta": 5 + r % 2, "gamma": 1 + r % 3,
+                    "ss_every_other_rtt": r % 2, "keep_base_rtt": (r + 1) % 2,
+                    "loss_cut": "1/4" if r % 2 else "1/2"}
+            done = list(pool.map(lambda kv: run("set", name, f"{kv[0]}={kv[1]}"), want.items()))
+            assert all(d.returncode == 0 for d in done), [d.stderr for d in done]
+            got = vegasctl_json("show", name)["params"]
+            assert {k: got[k] for k in want} == want, f"round {r}: an update was lost"
+
+
+def test_load_racing_the_last_unload_leaves_a_working_controller():
+    vegasctl("load", "vegas", "--name", "vk_race_a")
+    try:
+        for r in range(ROUNDS):
+            old, new = ("vk_race_a", "vk_race_b") if r % 2 == 0 else ("vk_race_b", "vk_race_a")
+            with ThreadPoolExecutor(2) as pool:
+                u = pool.submit(run, "unload", old)
+                ld = pool.submit(run, "load", "vegas", "--name", new)
+                assert u.result().returncode == 0 and ld.result().returncode == 0
+            assert new in available_cc()
+            names = [i["name"] for i in vegasctl_json("list")["instances"]]
+            assert names == [new], f"round {r}: list shows {names}"
+            assert (PIN_ROOT / "shared").is_dir() and any((PIN_ROOT / "shared").iterdir()), \
+                f"round {r}: the shared pins went with the unload"
+    finally:
+        for n in ("vk_race_a", "vk_race_b"):
+            vegasctl("unload", n, check=False)
+
+
+@pytest.fixture
+def foreign_root():
+    """PIN_ROOT made by someone else; removed afterwards whatever happens."""
+    assert not PIN_ROOT.exists(), "a controller is loaded: this test needs the tree absent"
+    yield PIN_ROOT
+    if PIN_ROOT.is_symlink():
+        PIN_ROOT.unlink()
+    elif PIN_ROOT.exists():
+        os.rmdir(PIN_ROOT)
+
+
+@pytest.mark.parametrize("how,expect", [
+    ("other_owner", "belongs to uid 65534"),
+    ("open_mode", "lets others in"),
+    ("symlink", "not a directory"),
+])
+def test_a_pin_root_made_by_someone_else_is_refused(foreign_root, how, expect):
+    if how == "symlink":
+        foreign_root.symlink_to("/tmp")
+    else:
+        foreign_root.mkdir(mode=0o700)
+        if how == "other_owner":
+            os.chown(foreign_root, 65534, 65534)
+        else:
+            os.chmod(foreign_root, 0o777)
+    before = available_cc()
+    for args in (["load", "vegas"], ["list"], ["set", "bpf_vegas", "alpha=1"]):
+        r = run(*args)
+        assert r.returncode != 0 and r.stdout == ""
+        assert r.stderr.count("\n") == 1 and expect in r.stderr, r.stderr
+    assert available_cc() == before
+    if how != "symlink":
+        assert not (foreign_root / "cc").exists(), "vegasctl built its tree in the foreign root"

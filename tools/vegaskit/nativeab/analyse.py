@@ -142,7 +142,9 @@ def render(results: list[dict], setup: dict, command: str, notes: dict[str, str]
     cov = results[0]["rows"][0]["native"]["coverage"] if results and results[0]["rows"] else 0
     md = ["# bpf_vegas against the kernel's tcp_vegas", "",
           f"Produced by `{command}`; do not edit by hand. Raw runs (per-ACK tcp_probe records,",
-          "the runner's files) stay in build/vm/<kernel>/out/ab/.", "",
+          "the runner's files) stay in build/vm/<kernel>/out/ab/; `python -m "
+          "vegaskit.cli.native_ab --analyse build/vm/<kernel>/out/ab` re-renders this report "
+          "from them.", "",
           f"Kernel: {setup['kernel']}, booted under qemu (TCG, 2 vCPUs) by virtme-ng. "
           f"tcp_vegas's module parameters: "
           + ", ".join(f"{k} = {v}" for k, v in setup["tcp_vegas"].items())
@@ -172,6 +174,13 @@ def render(results: list[dict], setup: dict, command: str, notes: dict[str, str]
             md.append(f"| {row['title']} | {_cell(row, 'native')} | {_cell(row, 'bpf')} | "
                       f"{_delta(row)} | {row['p']:.3g} | {row['p_holm']:.3g} | "
                       f"{'**differs**' if row['differs'] else 'same'} |")
+        md += ["", "Per run (repetition r ran both arms back to back):", "",
+               "| arm | r | " + " | ".join(row["title"] for row in r["rows"]) + " |",
+               "|---|---|" + "---|" * len(r["rows"])]
+        for arm in ARMS:
+            for m in r["runs"][arm]:
+                md.append(f"| {arm} | {m['rep']} | " + " | ".join(
+                    row["fmt"].format(m[row["key"]]) for row in r["rows"]) + " |")
         if notes.get(r["scenario"]):
             md += ["", "### What the difference is, and why", "", notes[r["scenario"]].strip()]
         md.append("")

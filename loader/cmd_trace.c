@@ -100,11 +100,17 @@ static int handle(void *arg, void *data, size_t size)
 	return 0;
 }
 
-/* Set the trace bits of every selected instance; returns how many were set. */
+/*
+ * Set the trace bits of every selected instance; returns how many were set.
+ * A read-modify-write of the params, so under the state lock (env.h), briefly:
+ * a concurrent `set` must not be undone.
+ */
 static int set_trace(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
 {
 	int done = 0;
 
+	if (vk_lock(err))
+		return 0;
 	for (int i = 0; i < n; i++) {
 		struct vk_instance in;
 
@@ -114,6 +120,7 @@ static int set_trace(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
 		if (vk_instance_write_params(names[i], &in.params, err) == 0)
 			done++;
 	}
+	vk_unlock();
 	return done;
 }
 

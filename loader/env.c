@@ -42,11 +42,13 @@ int vk_pin_dir_check(const char *path, char *err)
  * two sets cannot lose an update and an unload cannot remove the shared pins a
  * load has just reused. The kernel drops it when the process dies, however.
  */
-static int lock_state(char *err)
-{
-	static int fd = -1;
+static int lock_fd = -1;
 
-	if (fd >= 0)
+int vk_lock(char *err)
+{
+	int fd;
+
+	if (lock_fd >= 0)
 		return 0;
 	fd = open(VK_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -54,11 +56,18 @@ static int lock_state(char *err)
 	while (flock(fd, LOCK_EX)) {
 		if (errno != EINTR) {
 			close(fd);
-			fd = -1;
 			return vk_err(err, "cannot lock %s: %s", VK_LOCK_FILE, strerror(errno));
 		}
 	}
+	lock_fd = fd;
 	return 0;
+}
+
+void vk_unlock(void)
+{
+	if (lock_fd >= 0)
+		close(lock_fd);		/* closing the only fd releases the flock */
+	lock_fd = -1;
 }
 
 int vk_check_env(char *err)
@@ -71,7 +80,7 @@ int vk_check_env(char *err)
 		return vk_err(err, "must be run as root (loading controllers needs CAP_BPF and CAP_NET_ADMIN): try sudo");
 	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC)
 		return vk_err(err, "no BPF filesystem at /sys/fs/bpf: mount it with 'mount -t bpf bpf /sys/fs/bpf'");
-	if (vk_cli.cmd && vk_cli.cmd->mutates && lock_state(err))
+	if (vk_cli.cmd && vk_cli.cmd->mutates && vk_lock(err))
 		return -1;
 	if (vk_pin_dir_check(VK_PIN_ROOT, err))
 		return -1;

@@ -18,6 +18,9 @@
 /* 0, or -1 with err naming the first missing prerequisite; takes the lock
  * for a command that changes state, and refuses a pin tree not root's own. */
 int vk_check_env(char *err);
+/* Take the state lock (idempotent; held until vk_unlock or exit), or -1 with err. */
+int vk_lock(char *err);
+void vk_unlock(void);
 /* 0 if path is absent or a root-owned directory no one else may enter. */
 int vk_pin_dir_check(const char *path, char *err);
 /* Is `name` in net.ipv4.tcp_available_congestion_control? */

@@ -81,3 +81,18 @@ def test_a_pin_root_made_by_someone_else_is_refused(foreign_root, how, expect):
     assert available_cc() == before
     if how != "symlink":
         assert not (foreign_root / "cc").exists(), "vegasctl built its tree in the foreign root"
+
+
+def test_a_trace_switching_on_and_off_does_not_undo_a_concurrent_set():
+    """`trace` writes its bits into the params (a read-modify-write, like `set`):
+    under the lock, a `set` racing it keeps its value."""
+    with loaded("vegas") as name, ThreadPoolExecutor(2) as pool:
+        for r in range(ROUNDS // 2):
+            alpha, beta = 1 + r % 3, 6 + r % 2
+            tr = pool.submit(run, "trace", "--decisions", "--duration", "0.2")
+            st = pool.submit(run, "set", name, f"alpha={alpha}", f"beta={beta}")
+            assert st.result().returncode == 0 and tr.result().returncode == 0
+            got = vegasctl_json("show", name)
+            assert (got["params"]["alpha"], got["params"]["beta"]) == (alpha, beta), \
+                f"round {r}: the trace undid the set"
+            assert got["tracing"] == "off"

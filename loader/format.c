@@ -80,7 +80,7 @@ void vk_print_instance(const struct vk_instance *in, bool json)
 	       in->has_params ? vk_variant_name(in->params.variant) : "?", instance_state(in));
 	if (in->has_params)
 		vk_params_print(stdout, &in->params, false);
-	if (strncmp(tracing_state(in), "off", 3))
+	if (strcmp(tracing_state(in), "off"))
 		printf(" [tracing: %s]", tracing_state(in));
 	printf("\n");
 }

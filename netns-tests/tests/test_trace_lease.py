@@ -34,6 +34,8 @@ def test_a_killed_reader_stops_tracing_and_leaves_nothing_live(tmp_path):
         seen["killed_at"] = time.monotonic()
         time.sleep(2.0)             # the lease is 1 s: within 2 s tracing must be off
         seen["after"] = tracing("bpf_vegas")
+        seen["after_text"] = subprocess.run([str(VEGASCTL), "show", "bpf_vegas"],
+                                            capture_output=True, text=True).stdout
 
     def next_reader(db):
         seen["next_start"] = time.monotonic()
@@ -45,6 +47,7 @@ def test_a_killed_reader_stops_tracing_and_leaves_nothing_live(tmp_path):
                    at=[(1.0, kill_reader), (5.5, next_reader)], plots=False)
     assert seen["alive"] == "acks"
     assert seen["after"] == "off (reader gone)"
+    assert "[tracing: off (reader gone)]" in seen["after_text"]
     recs = seen["next"]
     assert len(recs) > 50, "the next reader saw no ACKs: the flow or the trace is broken"
     oldest = min(r["time_s"] for r in recs)

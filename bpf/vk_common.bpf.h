@@ -28,6 +28,7 @@ extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 
 /* Per-socket state; the kernel zeroes it before init. */
 struct vk_ca {
+	__u64 sum_rtt;		/* us, sum over the current RTT (semantics=paper) */
 	__u32 beg_snd_nxt;	/* right edge of the window when this RTT began */
 	__u32 base_rtt;		/* us, min over the connection */
 	__u32 min_rtt;		/* us, min over the current RTT */
@@ -113,6 +114,7 @@ static __always_inline void vk_enable(struct sock *sk)
 	ca->doing_vegas = 1;
 	ca->beg_snd_nxt = vk_tp(sk)->snd_nxt;
 	ca->cnt_rtt = 0;
+	ca->sum_rtt = 0;
 	ca->min_rtt = VK_RTT_INF;
 }
 
@@ -176,6 +178,7 @@ static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_s
 	e->cwnd_after = d->cwnd;
 	e->ssthresh_after = d->ssthresh;
 	e->rule = d->rule;
+	e->th_cmp = d->th_cmp;
 	e->th_milli = vk_th_milli(s->cwnd, s->rtt);
 	e->th_prev_milli = vk_th_milli(before->prev_cwnd, before->prev_rtt);
 	bpf_ringbuf_submit(e, 0);
@@ -244,7 +247,7 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		.ssthresh = tp->snd_ssthresh,
 		.cwnd_clamp = tp->snd_cwnd_clamp,
 		.base_rtt = ca->base_rtt,
-		.rtt = ca->min_rtt,
+		.rtt = vk_round_rtt(p.semantics, ca->min_rtt, ca->sum_rtt, ca->cnt_rtt),
 		.cnt_rtt = ca->cnt_rtt,
 		.acked = acked,
 		.ss_grow = ca->ss_grow,
@@ -267,6 +270,7 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 	if ((p.trace & VK_TRACE_DECISIONS) && vk_trace_leased())
 		vk_trace_decision(sk, &s, &before, &d);
 	ca->cnt_rtt = 0;
+	ca->sum_rtt = 0;
 	ca->min_rtt = VK_RTT_INF;
 	ca->ss_grow ^= 1;
 }
@@ -315,7 +319,7 @@ void BPF_PROG(vk_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	struct vk_ca *ca = vk_ca(sk);
 
-	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->cnt_rtt, sample->rtt_us);
+	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->sum_rtt, &ca->cnt_rtt, sample->rtt_us);
 	/* the bit first: tracing off costs one load */
 	if ((vk_params.trace & VK_TRACE_ACKS) && vk_trace_leased())
 		vk_trace_ack(sk, sample, ca);
@@ -331,12 +335,21 @@ void BPF_PROG(vk_set_state, struct sock *sk, __u8 new_state)
 		vk_ca(sk)->doing_vegas = 0;
 }
 
-/* Restart after idle: the path may have changed, relearn (tcp_vegas.c). */
+/*
+ * Restart after idle: the path may have changed, relearn (tcp_vegas.c).
+ * A retransmission timeout with loss_cut=4: the kernel has just set ssthresh
+ * from vk_ssthresh() (3/4 of cwnd, the duplicate-ACK cut) and tells us
+ * CA_EVENT_LOSS before it collapses cwnd. Original Vegas halves ssthresh on a
+ * timeout (ns-2 tcp-vegas.cc timeout(): CLOSE_SSTHRESH_HALF; seed 001,
+ * footnote 3: ssthresh is W0/2 after a TO), so we halve it here.
+ */
 SEC("struct_ops")
 void BPF_PROG(vk_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
 	if (event == CA_EVENT_CWND_RESTART || event == CA_EVENT_TX_START)
 		vk_reset(sk);
+	else if (event == CA_EVENT_LOSS && vk_params.loss_cut == 4)
+		vk_tp(sk)->snd_ssthresh = vk_loss_ssthresh(vk_tp(sk)->snd_cwnd, 2);
 }
 
 SEC("struct_ops")

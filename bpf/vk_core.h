@@ -23,7 +23,8 @@ struct vk_sample {
 	__u32 ssthresh;
 	__u32 cwnd_clamp;	/* tp->snd_cwnd_clamp */
 	__u32 base_rtt;		/* min over the connection, >= 1 */
-	__u32 rtt;		/* min over the last RTT, >= base_rtt */
+	__u32 rtt;		/* the round's RTT, >= base_rtt: its minimum, or
+				 * its average (vk_round_rtt()) */
 	__u32 cnt_rtt;		/* RTT samples in the last RTT */
 	__u32 acked;		/* packets newly acked by this ACK */
 	__u32 ss_grow;		/* ss_every_other_rtt: 1 in a growing RTT */
@@ -46,6 +47,7 @@ struct vk_decision {
 	__u32 rule;		/* enum vk_rule */
 	__u32 alpha;		/* thresholds in force after the decision */
 	__u32 beta;
+	__s32 th_cmp;		/* vegas_a/pipe: sign of Th - Th' as compared */
 };
 
 VK_INLINE __u32 vk_min_u32(__u32 a, __u32 b) { return a < b ? a : b; }
@@ -71,8 +73,12 @@ VK_INLINE __u32 vk_clamp_cwnd(__u64 cwnd, __u32 clamp)
 	return (__u32)cwnd;
 }
 
-/* Fold one RTT sample (ack_sample.rtt_us) into the per-RTT and connection minima. */
-VK_INLINE void vk_rtt_sample(__u32 *base_rtt, __u32 *min_rtt, __u32 *cnt_rtt, __s32 rtt_us)
+/*
+ * Fold one RTT sample (ack_sample.rtt_us) into the connection minimum and the
+ * round's minimum, sum and count.
+ */
+VK_INLINE void vk_rtt_sample(__u32 *base_rtt, __u32 *min_rtt, __u64 *sum_rtt, __u32 *cnt_rtt,
+			     __s32 rtt_us)
 {
 	__u32 vrtt;
 
@@ -83,7 +89,24 @@ VK_INLINE void vk_rtt_sample(__u32 *base_rtt, __u32 *min_rtt, __u32 *cnt_rtt, __
 		*base_rtt = vrtt;
 	if (vrtt < *min_rtt)
 		*min_rtt = vrtt;
+	*sum_rtt += vrtt;
 	(*cnt_rtt)++;
+}
+
+/*
+ * The RTT a decision uses (docs/DESIGN.md §3.10). Linux takes the round's
+ * minimum. The papers' ns-2 agent takes the average of the round's samples,
+ * "rtt = v_sumRTT_ / v_cntRTT_" (ns-2.35 tcp/tcp-vegas.cc, recv()); seed 004's
+ * appendix defines RTT(t_n) the same way.
+ */
+VK_INLINE __u32 vk_round_rtt(__u32 semantics, __u32 min_rtt, __u64 sum_rtt, __u32 cnt_rtt)
+{
+	__u64 avg;
+
+	if (semantics != VK_SEM_PAPER || !cnt_rtt)
+		return min_rtt;
+	avg = sum_rtt / cnt_rtt;
+	return avg < min_rtt ? min_rtt : avg > 0x7fffffffu ? 0x7fffffffu : (__u32)avg;
 }
 
 /*
@@ -103,6 +126,19 @@ VK_INLINE __u64 vk_diff_backlog(__u32 cwnd, __u32 rtt, __u32 base)
 	if (rtt <= base || !rtt)
 		return 0;
 	return (__u64)cwnd * (rtt - base) / rtt;
+}
+
+/*
+ * The ns-2 agent's diff: the backlog rounded to a whole packet,
+ * "int((expect - v_actual_) * v_baseRTT_ + 0.5)" (tcp-vegas.cc), which with
+ * expect = cwnd/base and actual = cwnd/rtt (seed 000, section II) is
+ * floor(cwnd*(rtt-base)/rtt + 1/2), done here in integers.
+ */
+VK_INLINE __u64 vk_diff_rounded(__u32 cwnd, __u32 rtt, __u32 base)
+{
+	if (rtt <= base || !rtt)
+		return 0;
+	return ((__u64)cwnd * (rtt - base) * 2 + rtt) / (2ull * rtt);
 }
 
 /* Window after one slow-start ACK: tcp_slow_start() without the carry-over. */
@@ -183,6 +219,7 @@ VK_INLINE int vk_decision_begin(const struct vk_sample *s, struct vk_decision *d
 	d->rule = VK_RULE_NONE;
 	d->alpha = 0;
 	d->beta = 0;
+	d->th_cmp = 0;
 	if (s->cnt_rtt <= 2 || !s->base_rtt || s->rtt < s->base_rtt) {
 		/* "fewer than three samples: not enough to trust" (tcp_vegas.c) */
 		d->rule = VK_RULE_RENO;
@@ -206,7 +243,9 @@ VK_INLINE void vk_vegas_decide(const struct vk_params *p, const struct vk_sample
 	d->beta = p->beta;
 	if (!vegas)
 		return;
-	diff = vk_diff_linux(s->cwnd, s->rtt, s->base_rtt);
+	/* paper: the ns-2 agent's rounded backlog (docs/DESIGN.md §3.10) */
+	diff = p->semantics == VK_SEM_PAPER ? vk_diff_rounded(s->cwnd, s->rtt, s->base_rtt) :
+	       vk_diff_linux(s->cwnd, s->rtt, s->base_rtt);
 	d->diff = vk_sat_s32(diff);
 
 	if (!vk_slow_start_decide(p, s, diff, d)) {
@@ -245,6 +284,26 @@ VK_INLINE int vk_cmp_throughput(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __u32 pr
 }
 
 /*
+ * Th - Th' as the papers' agent sees it: Th = cwnd/rtt, equal when the two
+ * differ by less than half a packet per baseRTT. ns-2 compares two doubles,
+ * and its clock has no jitter: a saturated bottleneck gives Th == Th' exactly,
+ * round after round. Measured RTTs differ by microseconds every round, so
+ * equality needs a resolution; we give Th the one the agent gives diff, half a
+ * packet (docs/DESIGN.md §3.10). In 1/1024 packet per baseRTT.
+ */
+VK_INLINE int vk_cmp_throughput_paper(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __u32 prev_rtt,
+				      __u32 base)
+{
+	__u64 now, before;
+
+	if (!prev_rtt || !rtt)
+		return cwnd ? 1 : 0;
+	now = (__u64)cwnd * base * 1024 / rtt;
+	before = (__u64)prev_cwnd * base * 1024 / prev_rtt;
+	return now >= before + 512 ? 1 : before >= now + 512 ? -1 : 0;
+}
+
+/*
  * Vegas-A (seed 000, section IV) and PIPE (seed 002, section IV), once per RTT in
  * congestion avoidance. diff is the papers' backlog form; Th is this RTT's
  * cwnd/rtt and Th' that of the previous decision. Our reading, docs/DESIGN.md §3:
@@ -263,24 +322,49 @@ VK_INLINE int vk_cmp_throughput(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __u32 pr
  * errors (the text and seed 000 agree on the rule above), not PIPE's design.
  * alpha never drops below 1 nor rises above alpha_max, and alpha and beta move
  * together, so beta - alpha never changes.
+ *
+ * With semantics=paper, diff is the agent's whole-packet rounding and Th is
+ * compared at half a packet per baseRTT, so the ties PIPE and Vegas-A treat
+ * differently (diff == alpha, diff == beta, Th == Th') occur as they did in
+ * the papers' ns-2 runs; with exact, they almost never do (docs/DESIGN.md §3.10).
+ *
+ * Th' is "the actual throughput at previous rtt" (seed 000, IV), so every
+ * round that measured an RTT updates it, a Reno-fallback round too. Outside
+ * TCP_CA_Open the kernel does not call cong_avoid, so no round is seen: the
+ * first round after a loss compares with the last one before it, as the
+ * agent's first post-loss round does (docs/DESIGN.md §3.10).
  */
 VK_INLINE void vk_adaptive_decide(const struct vk_params *p, const struct vk_sample *s,
 				  struct vk_adapt *a, int pipe, struct vk_decision *d)
 {
-	int lo, hi, th, below, above;
+	int lo, hi, th, below, above, paper;
 	__u64 diff;
 
 	if (!vk_decision_begin(s, d)) {
 		d->alpha = a->alpha;
 		d->beta = a->beta;
+		if (s->cnt_rtt && s->rtt >= s->base_rtt && s->base_rtt) {
+			a->prev_cwnd = s->cwnd;		/* a measured round: Th' */
+			a->prev_rtt = s->rtt;
+		}
 		return;
 	}
-	diff = vk_diff_backlog(s->cwnd, s->rtt, s->base_rtt);
+	paper = p->semantics == VK_SEM_PAPER;
+	diff = paper ? vk_diff_rounded(s->cwnd, s->rtt, s->base_rtt) :
+		       vk_diff_backlog(s->cwnd, s->rtt, s->base_rtt);
 	d->diff = vk_sat_s32(diff);
 	if (!vk_slow_start_decide(p, s, diff, d)) {
-		lo = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->alpha);
-		hi = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->beta);
-		th = vk_cmp_throughput(s->cwnd, s->rtt, a->prev_cwnd, a->prev_rtt);
+		if (paper) {
+			lo = diff > a->alpha ? 1 : diff < a->alpha ? -1 : 0;
+			hi = diff > a->beta ? 1 : diff < a->beta ? -1 : 0;
+			th = vk_cmp_throughput_paper(s->cwnd, s->rtt, a->prev_cwnd, a->prev_rtt,
+						     s->base_rtt);
+		} else {
+			lo = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->alpha);
+			hi = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->beta);
+			th = vk_cmp_throughput(s->cwnd, s->rtt, a->prev_cwnd, a->prev_rtt);
+		}
+		d->th_cmp = th;
 		below = pipe ? lo <= 0 : lo < 0;
 		above = pipe ? hi >= 0 : hi > 0;
 
@@ -321,7 +405,8 @@ VK_INLINE void vk_adaptive_decide(const struct vk_params *p, const struct vk_sam
 /*
  * Byte-based Vegas with proportional control (seed 004), once per RTT:
  *   Q = cwnd*mss*(rtt-base)/rtt + mss/2     backlog in bytes, plus the half
- *                                           packet of section V
+ *                                           packet of section V (half_packet=0
+ *                                           drops it, to test that section)
  *   step = k*(R - Q)/mss packets            section VI: change proportional to
  *                                           the error; fractions accumulate in
  *                                           *frac (1/1024 packet) across RTTs
@@ -340,7 +425,7 @@ VK_INLINE void vk_fr_decide(const struct vk_params *p, const struct vk_sample *s
 		return;
 	backlog = s->rtt > s->base_rtt ?
 		  (__u64)s->cwnd * mss * (s->rtt - s->base_rtt) / s->rtt : 0;
-	q = backlog + mss / 2;
+	q = backlog + (p->half_packet ? mss / 2 : 0);	/* section V's correction */
 	d->diff = vk_sat_s32(q);
 	if (!vk_slow_start_decide(p, s, backlog / mss, d)) {
 		err = (__s64)p->ref_bytes - (__s64)q;

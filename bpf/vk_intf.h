@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define VK_PARAMS_MAGIC		0x564b5031u	/* "VKP1": layout version 1 */
+#define VK_PARAMS_MAGIC		0x564b5032u	/* "VKP2": layout version 2 */
 #define VK_NAME_MAX		16		/* TCP_CA_NAME_MAX, with the NUL */
 
 /*
@@ -56,6 +56,21 @@ enum vk_variant {
 enum vk_rule {
 	VK_RULES(VK_ENUM_ID)
 	VK_NR_RULES,
+};
+
+/*
+ * How a per-RTT decision reads its measurements (docs/DESIGN.md §3.10). exact:
+ * the round's minimum RTT and exact fractions (Linux tcp_vegas.c); paper: the
+ * papers' ns-2 agent, i.e. the round's average RTT, diff rounded to a whole
+ * packet, and Th compared at half a packet per baseRTT.
+ */
+#define VK_SEMANTICS(X)								\
+	X(VK_SEM_EXACT,		exact,		"min RTT of the round, exact fractions (Linux)") \
+	X(VK_SEM_PAPER,		paper,		"average RTT of the round, diff rounded (ns-2 agent)")
+
+enum vk_semantics {
+	VK_SEMANTICS(VK_ENUM_ID)
+	VK_NR_SEMANTICS,
 };
 
 /* The kernel's congestion states (enum tcp_ca_state), by value, as we print them. */
@@ -104,6 +119,8 @@ struct vk_params {
 				 * controller keeps its baseRTT (sk_storage) */
 	__u32 ops_map_id;	/* set by vegasctl: the struct_ops map these params
 				 * belong to (detects an interrupted --replace) */
+	__u32 semantics;	/* enum vk_semantics */
+	__u32 half_packet;	/* vegas_fr: 1 adds mss/2 to Q (seed 004, section V) */
 	__u32 pad;
 };
 
@@ -204,7 +221,7 @@ struct vk_swap_rec {
 struct vk_event {
 	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u32 type;		/* enum vk_event_type */
-	__u32 pad0;
+	__s32 th_cmp;		/* decision: sign of Th - Th' as the rule saw it */
 	struct vk_flow_id id;
 	__u32 cwnd;		/* before the decision / at the ACK */
 	__u32 ssthresh;

@@ -18,6 +18,13 @@ const char *vk_rule_name(__u32 rule)
 	return rule < VK_NR_RULES ? names[rule] : "?";
 }
 
+const char *vk_semantics_name(__u32 sem)
+{
+	static const char *const names[VK_NR_SEMANTICS] = { VK_SEMANTICS(NAME) };
+
+	return sem < VK_NR_SEMANTICS ? names[sem] : "?";
+}
+
 const char *vk_ca_state_name(__u8 state)
 {
 	static const char *const names[VK_NR_CA_STATES] = { VK_CA_STATES(NAME) };

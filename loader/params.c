@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "format.h"
 #include "params.h"
 #include "variants.h"
 
@@ -27,6 +28,10 @@ const struct vk_param_desc vk_param_descs[] = {
 	  "1: original Vegas slow start, doubling every other RTT (seed 001, 2.1)" },
 	{ "loss_cut", VK_P_CUT, OFF(loss_cut), ALL,
 	  "window cut on loss: 2 halves (Linux), 4 cuts by 1/4 (original Vegas)" },
+	{ "semantics", VK_P_SEM, OFF(semantics), ALL,
+	  "exact: round's min RTT, exact fractions (Linux); paper: the papers' ns-2 agent" },
+	{ "half_packet", VK_P_BOOL, OFF(half_packet), FR,
+	  "1: Q carries the half-packet correction of seed 004, section V" },
 	{ "keep_base_rtt", VK_P_BOOL, OFF(keep_base_rtt), ALL,
 	  "1: a socket swapped in from another vegaskit controller keeps its baseRTT" },
 };
@@ -42,6 +47,8 @@ struct vk_preset {
 static const struct vk_preset vk_presets[] = {
 	{ "linux", 1u << VK_VEGAS, "alpha=2 beta=4 gamma=1", "Linux tcp_vegas.c defaults" },
 	{ "brakmo", 1u << VK_VEGAS, "alpha=1 beta=3 gamma=1", "Brakmo and Peterson's thresholds" },
+	{ "ns2", 1u << VK_VEGAS, "alpha=1 beta=3 gamma=1 semantics=paper",
+	  "the papers' baseline: ns-2's Vegas agent and its thresholds" },
 	{ "samios", 1u << VK_VEGAS, "alpha=6 beta=6 gamma=6",
 	  "seed 001: alpha = beta, gamma = (alpha+beta)/2 (section 2.1)" },
 	{ "original", 1u << VK_VEGAS, "alpha=1 beta=3 gamma=1 ss_every_other_rtt=1 loss_cut=4",
@@ -58,7 +65,7 @@ static const struct vk_preset vk_presets[] = {
 	{ "eq120", 1u << VK_VEGAS, "alpha=120 beta=120", "seed 003 Fig. 8" },
 	{ "uneq20_40", 1u << VK_VEGAS, "alpha=20 beta=40", "seed 003 Fig. 9: unequal" },
 	{ "uneq40_80", 1u << VK_VEGAS, "alpha=40 beta=80", "seed 003 Fig. 10: unequal" },
-	{ "paper", (1u << VK_VEGAS_A) | (1u << VK_PIPE), "alpha=1 beta=3 alpha_max=64",
+	{ "paper", (1u << VK_VEGAS_A) | (1u << VK_PIPE), "alpha=1 beta=3 alpha_max=64 semantics=paper",
 	  "seeds 000/002: alpha, beta start at 1 and 3" },
 	{ "fr3k", 1u << VK_VEGAS_FR, "ref_bytes=3000", "seed 004 Fig. 3: R = 3 kB" },
 	{ "fr131k", 1u << VK_VEGAS_FR, "ref_bytes=131070", "seed 004 Figs. 5, 9: R = 131070 B" },
@@ -131,6 +138,14 @@ static int parse_value(const struct vk_param_desc *d, const char *val, unsigned 
 			return 0;
 		}
 		snprintf(err, VK_ERR_MAX, "%s: '%s' must be 1/2 or 1/4", d->key, val);
+		return -1;
+	case VK_P_SEM:
+		for (unsigned i = 0; i < VK_NR_SEMANTICS; i++)
+			if (!strcmp(val, vk_semantics_name(i))) {
+				*out = i;
+				return 0;
+			}
+		snprintf(err, VK_ERR_MAX, "%s: '%s' must be exact or paper", d->key, val);
 		return -1;
 	case VK_P_GAIN:
 		errno = 0;
@@ -242,6 +257,8 @@ static void print_value(FILE *f, const struct vk_param_desc *d, unsigned v, bool
 		fprintf(f, "%.3f", v / 1000.0);
 	else if (d->kind == VK_P_CUT)
 		fprintf(f, json ? "\"1/%u\"" : "1/%u", v);
+	else if (d->kind == VK_P_SEM)
+		fprintf(f, json ? "\"%s\"" : "%s", vk_semantics_name(v));
 	else
 		fprintf(f, "%u", v);
 }

@@ -37,8 +37,25 @@ def define(header: str, name: str) -> str:
     return m.group(1)
 
 
+def struct_fields(header: str, name: str) -> list[str]:
+    """The field names of `struct NAME { ... };`, in order: only __u32 fields,
+    which is all a layout ctypes mirrors field by field may hold."""
+    m = re.search(rf"^struct {name} {{\n(.*?)^}};", header, re.M | re.S)
+    if not m:
+        raise SystemExit(f"gen_intf: no struct {name}")
+    out = []
+    for line in m.group(1).splitlines():
+        f = re.match(r"\s*(\w+)\s+(\w+);", line)
+        if f:
+            if f.group(1) != "__u32":
+                raise SystemExit(f"gen_intf: struct {name}: {f.group(2)} is not __u32")
+            out.append(f.group(2))
+    return out
+
+
 def generate(header: str) -> str:
     variants = x_list(header, "VK_VARIANTS")
+    semantics = x_list(header, "VK_SEMANTICS")
     rules = x_list(header, "VK_RULES")
     states = x_list(header, "VK_CA_STATES")
     return "\n".join([
@@ -52,6 +69,11 @@ def generate(header: str) -> str:
         f"RULES = {tuple(n for _, n, _ in rules)!r}",
         "# the kernel's congestion states by number, as vegasctl prints them",
         f"CA_STATES = {tuple(n for _, n, _ in states)!r}",
+        "# how a decision reads its measurements (the semantics parameter), by number",
+        f"SEMANTICS = {tuple(n for _, n, _ in semantics)!r}",
+        "# struct vk_params, every field a __u32, in order",
+        f"PARAMS_FIELDS = {tuple(struct_fields(header, 'vk_params'))!r}",
+        f"PARAMS_MAGIC = {define(header, 'VK_PARAMS_MAGIC').rstrip('u')}",
         f"PIN_ROOT = {define(header, 'VK_PIN_ROOT')}",
         f"PIN_DOT = {define(header, 'VK_PIN_DOT')}",
         "",

@@ -83,12 +83,21 @@ def test_th_prime_is_updated_and_first_decision_sees_rising_throughput():
     assert (a.prev_cwnd, a.prev_rtt) == (10, 1500)
 
 
-def test_reno_fallback_keeps_state():
+def test_reno_fallback_keeps_thresholds_and_measures_th():
+    """A round with too few samples for a decision still measured the actual
+    throughput: it becomes Th' (seed 000, IV: "at previous rtt")."""
     a = Adapt(alpha=4, beta=7, prev_cwnd=8, prev_rtt=1200)
     d = adaptive(params("PIPE"), sample(cnt_rtt=2), a, True)
     assert d.rule == RULE["RENO"]
-    assert (a.alpha, a.beta, a.prev_cwnd, a.prev_rtt) == (4, 7, 8, 1200)
+    assert (a.alpha, a.beta, a.prev_cwnd, a.prev_rtt) == (4, 7, 10, 1000)
     assert (d.alpha, d.beta) == (4, 7)
+
+
+def test_round_without_rtt_samples_leaves_th_prime():
+    a = Adapt(alpha=4, beta=7, prev_cwnd=8, prev_rtt=1200)
+    d = adaptive(params("PIPE"), sample(cnt_rtt=0, rtt=0x7FFFFFFF), a, True)
+    assert d.rule == RULE["RENO"]
+    assert (a.prev_cwnd, a.prev_rtt) == (8, 1200)
 
 
 def test_slow_start_is_vegas_slow_start():

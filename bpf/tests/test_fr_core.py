@@ -10,9 +10,9 @@ import pytest
 from vkcore import RULE, fr, params, sample
 
 
-def decide(cwnd, rtt, mss, R=4500, k=0.5, frac=0, base=1000):
+def decide(cwnd, rtt, mss, R=4500, k=0.5, frac=0, base=1000, half_packet=1):
     f = ctypes.c_int32(frac)
-    p = params("VEGAS_FR", ref_bytes=R, gain_milli=int(k * 1000))
+    p = params("VEGAS_FR", ref_bytes=R, gain_milli=int(k * 1000), half_packet=half_packet)
     d = fr(p, sample(cwnd=cwnd, ssthresh=2, base_rtt=base, rtt=rtt, mss=mss), f)
     return d, f.value
 
@@ -22,6 +22,15 @@ def test_half_packet_correction():
     # Q = 2000 + 1000/2 = 2500 B (without the fix it would be 2000)
     d, _ = decide(10, 1250, 1000)
     assert d.diff == 2500
+
+
+def test_half_packet_correction_can_be_turned_off():
+    """half_packet=0: Q is the backlog alone, the estimate section V corrects."""
+    d, _ = decide(10, 1250, 1000, half_packet=0)
+    assert d.diff == 2000
+    # R 3000: error 1000 B = 1 packet, k 0.5 -> +0.5 packet (with the fix: +0.25)
+    d, frac = decide(10, 1250, 1000, R=3000, half_packet=0)
+    assert (d.cwnd, frac) == (10, 512)
 
 
 def test_proportional_step_with_fraction_carried():

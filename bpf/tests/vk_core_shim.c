@@ -12,9 +12,24 @@ void vkt_vegas_decide(const struct vk_params *p, const struct vk_sample *s, stru
 	vk_vegas_decide(p, s, d);
 }
 
-void vkt_rtt_sample(__u32 *base, __u32 *min, __u32 *cnt, __s32 rtt_us)
+void vkt_rtt_sample(__u32 *base, __u32 *min, __u64 *sum, __u32 *cnt, __s32 rtt_us)
 {
-	vk_rtt_sample(base, min, cnt, rtt_us);
+	vk_rtt_sample(base, min, sum, cnt, rtt_us);
+}
+
+__u32 vkt_round_rtt(__u32 semantics, __u32 min, __u64 sum, __u32 cnt)
+{
+	return vk_round_rtt(semantics, min, sum, cnt);
+}
+
+__u64 vkt_diff_rounded(__u32 cwnd, __u32 rtt, __u32 base)
+{
+	return vk_diff_rounded(cwnd, rtt, base);
+}
+
+int vkt_cmp_throughput_paper(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __u32 prev_rtt, __u32 base)
+{
+	return vk_cmp_throughput_paper(cwnd, rtt, prev_cwnd, prev_rtt, base);
 }
 
 __u32 vkt_loss_ssthresh(__u32 cwnd, __u32 loss_cut)

@@ -15,10 +15,11 @@ RULE = {name.upper(): i for i, name in enumerate(intf.RULES)}
 VARIANT = {name.upper(): i for i, name in enumerate(intf.VARIANTS)}
 
 
+SEMANTICS = {name: i for i, name in enumerate(intf.SEMANTICS)}
+
+
 class Params(C.Structure):
-    _fields_ = [(n, C.c_uint32) for n in (
-        "magic", "variant", "alpha", "beta", "gamma", "alpha_max", "ss_every_other_rtt",
-        "loss_cut", "ref_bytes", "gain_milli", "generation", "ca_flags", "trace", "keep_base_rtt", "ops_map_id", "pad")]
+    _fields_ = [(n, C.c_uint32) for n in intf.PARAMS_FIELDS]
 
 
 class Sample(C.Structure):
@@ -33,7 +34,8 @@ class Adapt(C.Structure):
 
 class Decision(C.Structure):
     _fields_ = [("cwnd", C.c_uint32), ("ssthresh", C.c_uint32), ("diff", C.c_int32),
-                ("rule", C.c_uint32), ("alpha", C.c_uint32), ("beta", C.c_uint32)]
+                ("rule", C.c_uint32), ("alpha", C.c_uint32), ("beta", C.c_uint32),
+                ("th_cmp", C.c_int32)]
 
 
 lib = C.CDLL(str(LIB))
@@ -43,15 +45,24 @@ lib.vkt_slow_start.restype = C.c_uint32
 lib.vkt_slow_start.argtypes = [C.c_uint32] * 4
 lib.vkt_clamp_cwnd.restype = C.c_uint32
 lib.vkt_clamp_cwnd.argtypes = [C.c_uint64, C.c_uint32]
-lib.vkt_rtt_sample.argtypes = [C.POINTER(C.c_uint32)] * 3 + [C.c_int32]
+lib.vkt_rtt_sample.argtypes = [C.POINTER(C.c_uint32)] * 2 + [C.POINTER(C.c_uint64),
+                               C.POINTER(C.c_uint32), C.c_int32]
+lib.vkt_round_rtt.restype = C.c_uint32
+lib.vkt_round_rtt.argtypes = [C.c_uint32, C.c_uint32, C.c_uint64, C.c_uint32]
+lib.vkt_diff_rounded.restype = C.c_uint64
+lib.vkt_diff_rounded.argtypes = [C.c_uint32] * 3
+lib.vkt_cmp_throughput_paper.restype = C.c_int
+lib.vkt_cmp_throughput_paper.argtypes = [C.c_uint32] * 5
 
 NO_CLAMP = 0xFFFFFFFF
 INF_SSTHRESH = 0x7FFFFFFF      # TCP_INFINITE_SSTHRESH
 
 
 def params(variant: str = "VEGAS", **kw) -> Params:
-    base = dict(magic=0x564B5031, variant=VARIANT[variant], alpha=2, beta=4, gamma=1,
-                alpha_max=64, loss_cut=2, ref_bytes=4500, gain_milli=500)
+    base = dict(magic=intf.PARAMS_MAGIC, variant=VARIANT[variant], alpha=2, beta=4, gamma=1,
+                alpha_max=64, loss_cut=2, ref_bytes=4500, gain_milli=500, half_packet=1)
+    if isinstance(kw.get("semantics"), str):
+        kw["semantics"] = SEMANTICS[kw["semantics"]]
     base.update(kw)
     return Params(**base)
 
@@ -70,9 +81,29 @@ def vegas(p: Params, s: Sample) -> Decision:
 
 
 def rtt_sample(base: int, mn: int, cnt: int, rtt_us: int) -> tuple[int, int, int]:
-    b, m, c = C.c_uint32(base), C.c_uint32(mn), C.c_uint32(cnt)
-    lib.vkt_rtt_sample(C.byref(b), C.byref(m), C.byref(c), rtt_us)
-    return b.value, m.value, c.value
+    """(baseRTT, round min, round count) after one sample."""
+    b, m, _, c = rtt_sample_sum(base, mn, 0, cnt, rtt_us)
+    return b, m, c
+
+
+def rtt_sample_sum(base: int, mn: int, total: int, cnt: int, rtt_us: int
+                   ) -> tuple[int, int, int, int]:
+    """(baseRTT, round min, round sum, round count) after one sample."""
+    b, m, s, c = C.c_uint32(base), C.c_uint32(mn), C.c_uint64(total), C.c_uint32(cnt)
+    lib.vkt_rtt_sample(C.byref(b), C.byref(m), C.byref(s), C.byref(c), rtt_us)
+    return b.value, m.value, s.value, c.value
+
+
+def round_rtt(semantics: str, mn: int, total: int, cnt: int) -> int:
+    return lib.vkt_round_rtt(SEMANTICS[semantics], mn, total, cnt)
+
+
+def diff_rounded(cwnd: int, rtt: int, base: int) -> int:
+    return lib.vkt_diff_rounded(cwnd, rtt, base)
+
+
+def cmp_throughput_paper(cwnd: int, rtt: int, prev_cwnd: int, prev_rtt: int, base: int) -> int:
+    return lib.vkt_cmp_throughput_paper(cwnd, rtt, prev_cwnd, prev_rtt, base)
 
 
 def adaptive(p: Params, s: Sample, a: Adapt, pipe: bool) -> Decision:

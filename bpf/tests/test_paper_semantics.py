@@ -1,0 +1,141 @@
+"""semantics=paper: the decisions of the papers' ns-2 agent (docs/DESIGN.md §3.10).
+
+ns-2.35 tcp/tcp-vegas.cc, recv(): rtt = v_sumRTT_ / v_cntRTT_ (the round's
+average), delta = int((expect - actual) * baseRTT + 0.5) (a whole packet).
+Th is compared at half a packet per baseRTT. Cases use cwnd 10, base 1000 us:
+
+  rtt 1200 -> backlog 1.667 -> 2     rtt 1300 -> 2.308 -> 2
+  rtt 1450 -> 3.103 -> 3             rtt 2000 -> 5.0   -> 5
+
+Th vs Th': '>' and '<' are one packet per RTT more or less (Th*base moves by
+0.77 packet), '~' is the same window 20 us slower (0.12 packet): jitter.
+"""
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from vkcore import (Adapt, RULE, adaptive, cmp_throughput_paper, diff_rounded, params,
+                    round_rtt, rtt_sample_sum, sample, vegas)
+
+BASE = 1000
+INC, INC_A, DEC, DEC_A, HOLD = (RULE[r] for r in ("INC", "INC_ADAPT", "DEC", "DEC_ADAPT", "HOLD"))
+
+
+def run(variant, semantics, alpha, beta, rtt, th, cwnd=10):
+    prev_cwnd, prev_rtt = {">": (cwnd - 1, rtt), "<": (cwnd + 1, rtt), "~": (cwnd, rtt + 20)}[th]
+    a = Adapt(alpha=alpha, beta=beta, prev_cwnd=prev_cwnd, prev_rtt=prev_rtt)
+    p = params(variant, alpha=alpha, beta=beta, semantics=semantics)
+    d = adaptive(p, sample(cwnd=cwnd, ssthresh=2, base_rtt=BASE, rtt=rtt), a,
+                 pipe=(variant == "PIPE"))
+    return (d.cwnd - cwnd, a.alpha - alpha, d.rule, d.diff, d.th_cmp)
+
+
+# (name, alpha, beta, rtt, Th vs Th', Vegas-A paper, PIPE paper, both exact)
+# each expected = (d cwnd, d alpha, rule); exact mode is the same for both variants here
+TABLE = [
+    ("between, Th jitter", 1, 4, 1300, "~", (0, 0, HOLD), (0, 0, HOLD), (1, 1, INC_A)),
+    ("between, Th a packet higher", 1, 4, 1300, ">", (1, 1, INC_A), (1, 1, INC_A), (1, 1, INC_A)),
+    ("between, Th a packet lower", 1, 4, 1300, "<", (0, 0, HOLD), (0, 0, HOLD), (0, 0, HOLD)),
+    ("diff rounds to alpha, Th higher", 2, 5, 1300, ">", (0, 0, HOLD), (1, 0, INC), (1, 1, INC_A)),
+    ("diff rounds to alpha, Th lower", 2, 5, 1300, "<", (0, 0, HOLD), (-1, -1, DEC_A),
+     (0, 0, HOLD)),
+    ("diff rounds to beta", 1, 3, 1450, ">", (0, 0, HOLD), (-1, 0, DEC_A), (-1, 0, DEC_A)),
+    ("below alpha>1, Th jitter", 3, 6, 1200, "~", (0, 0, HOLD), (-1, -1, DEC_A), (1, 0, INC)),
+    ("below alpha>1, Th higher", 3, 6, 1200, ">", (1, 0, INC), (1, 0, INC), (1, 0, INC)),
+    ("above beta", 2, 4, 2000, "~", (-1, -1, DEC_A), (-1, -1, DEC_A), (-1, -1, DEC_A)),
+]
+IDS = [t[0] for t in TABLE]
+
+
+@pytest.mark.parametrize("name,alpha,beta,rtt,th,vegas_a,pipe,exact", TABLE, ids=IDS)
+def test_row(name, alpha, beta, rtt, th, vegas_a, pipe, exact):
+    assert run("VEGAS_A", "paper", alpha, beta, rtt, th)[:3] == vegas_a
+    assert run("PIPE", "paper", alpha, beta, rtt, th)[:3] == pipe
+    assert run("VEGAS_A", "exact", alpha, beta, rtt, th)[:3] == exact
+    assert run("PIPE", "exact", alpha, beta, rtt, th)[:3] == exact
+
+
+def test_variants_differ_in_paper_mode_exactly_on_ties():
+    """The cases where PIPE departs from Vegas-A all have diff == alpha,
+    diff == beta or Th ~ Th' (th_cmp 0), and in exact mode none of them differ."""
+    differ = []
+    for t in TABLE:
+        va, pi = run("VEGAS_A", "paper", *t[1:5]), run("PIPE", "paper", *t[1:5])
+        if va[:3] != pi[:3]:
+            diff, th_cmp = va[3], va[4]
+            assert diff in (t[1], t[2]) or th_cmp == 0, t[0]
+            differ.append(t[0])
+        assert run("VEGAS_A", "exact", *t[1:5])[:3] == run("PIPE", "exact", *t[1:5])[:3]
+    assert differ == ["diff rounds to alpha, Th higher", "diff rounds to alpha, Th lower",
+                      "diff rounds to beta", "below alpha>1, Th jitter"]
+
+
+def moves_under_jitter(semantics: str) -> list[str]:
+    """20 rounds at cwnd 10 on a standing queue of ~2.3 packets, the RTT
+    wobbling by 20 us: the rules that changed the window or the thresholds."""
+    a = Adapt(alpha=1, beta=4, prev_cwnd=10, prev_rtt=1320)
+    p = params("VEGAS_A", alpha=1, beta=4, semantics=semantics)
+    moves = []
+    for i in range(20):
+        d = adaptive(p, sample(cwnd=10, ssthresh=2, base_rtt=BASE, rtt=1300 + 20 * (i % 2)), a,
+                     False)
+        if d.rule != HOLD:
+            moves.append(d.rule)
+    return moves
+
+
+def test_jitter_alone_moves_nothing_in_paper_mode():
+    """Issue 11: with exact fractions Th > Th' is decided by microsecond jitter,
+    so alpha and cwnd move on noise. The same rounds in paper mode hold."""
+    assert len(moves_under_jitter("exact")) >= 8
+    assert moves_under_jitter("paper") == []
+
+
+@pytest.mark.parametrize("cwnd,rtt,base,want", [
+    (10, 1000, 1000, 0), (10, 1250, 1000, 2), (10, 1300, 1000, 2), (10, 1450, 1000, 3),
+    (5, 2000, 1000, 3),     # 2.5 rounds up, as int(x + 0.5)
+    (3, 2000, 1000, 2),     # 1.5 -> 2
+    (4, 2000, 1000, 2),     # 2.0 exactly
+    (10, 900, 1000, 0),     # below baseRTT: no backlog
+])
+def test_diff_rounded_rows(cwnd, rtt, base, want):
+    assert diff_rounded(cwnd, rtt, base) == want
+
+
+@settings(max_examples=2000, derandomize=True)
+@given(st.integers(1, 100_000), st.integers(1, 10_000_000), st.integers(1, 10_000_000))
+def test_diff_rounded_is_the_agents_rounding(cwnd, rtt, base):
+    x = Fraction(cwnd * (rtt - base), rtt) if rtt > base else Fraction(0)
+    assert diff_rounded(cwnd, rtt, base) == int(x + Fraction(1, 2))
+
+
+def test_round_rtt_is_the_average_in_paper_mode():
+    b, m, s, c = 10_000, 10_000, 0, 0
+    for rtt_us in (1199, 1299, 1499):          # vrtt = rtt_us + 1
+        b, m, s, c = rtt_sample_sum(b, m, s, c, rtt_us)
+    assert (b, m, s, c) == (1200, 1200, 4000, 3)
+    assert round_rtt("exact", m, s, c) == 1200
+    assert round_rtt("paper", m, s, c) == 1333
+    assert round_rtt("paper", m, 0, 0) == m          # no samples: nothing to average
+
+
+@pytest.mark.parametrize("cwnd,rtt,pc,pr,want", [
+    (10, 1300, 10, 1320, 0),     # jitter: 0.12 packet per baseRTT
+    (10, 1300, 9, 1300, 1),      # 0.77 higher
+    (10, 1300, 11, 1300, -1),
+    (10, 1000, 10, 1049, 0),     # 0.467: inside half a packet
+    (10, 1000, 10, 1053, 1),     # 0.503: outside
+    (10, 1300, 0, 0, 1),         # no Th' yet counts as Th' = 0
+])
+def test_throughput_compared_at_half_a_packet(cwnd, rtt, pc, pr, want):
+    assert cmp_throughput_paper(cwnd, rtt, pc, pr, BASE) == want
+
+
+def test_vegas_paper_mode_uses_the_agents_rounded_backlog():
+    """ns-2's Vegas: delta = round(backlog); Linux: floor(cwnd*(rtt-base)/base)."""
+    s = sample(cwnd=10, ssthresh=2, base_rtt=BASE, rtt=1450)
+    d = vegas(params("VEGAS", alpha=1, beta=3, semantics="paper"), s)
+    assert (d.diff, d.rule) == (3, HOLD)              # 3.10 -> 3: not above beta
+    d = vegas(params("VEGAS", alpha=1, beta=3, semantics="exact"), s)
+    assert (d.diff, d.rule) == (4, DEC)               # 10*450/1000 = 4.5 -> 4 > 3

@@ -235,6 +235,28 @@ def test_pipe_and_vegas_a_part_ways_on_ties(adaptive_run):
     assert set(seen["bpf_pipe"]) & {"inc", "dec_adapt"}, seen
 
 
+@pytest.mark.parametrize("cut", ["4", "2"])
+def test_a_timeout_halves_ssthresh_whatever_the_loss_cut(tmp_path, cut):
+    """loss_cut=4 cuts by 1/4 on duplicate ACKs but halves on a retransmission
+    timeout, as ns-2's agent and seed 001 (footnote 3) do; loss_cut=2 halves on
+    both. A 2 s blackout (99.9% loss) forces the timeout. The first record in
+    TCP_CA_Loss shows the ssthresh it set, the record before it the window."""
+    sched = ('[[schedule]]\nat = 6\nlink = "bottleneck"\nloss = 0.999\n'
+             '[[schedule]]\nat = 8\nlink = "bottleneck"\nloss = 0.0')
+    ctl = f'[controllers]\nvk_cut = "vegas loss_cut={cut}"'
+    runner.execute(one_flow("vk_cut", 12, schedule=sched, controllers=ctl,
+                            trace="all").run("r", "p"), tmp_path)
+    recs = parse_csv((tmp_path / "trace.csv").read_text())
+    port = data_flow(recs)[0]["sport"]
+    recs = [r for r in recs if r["sport"] == port]
+    i = next((i for i, r in enumerate(recs) if r["state"] == "loss"), None)
+    assert i, "no retransmission timeout in the blackout"
+    w0, ssthresh = recs[i - 1]["cwnd"], recs[i]["ssthresh"]
+    print(f"loss_cut={cut}: cwnd {w0} before the timeout, ssthresh {ssthresh} in Loss "
+          f"(state before: {recs[i - 1]['state']})")
+    assert max(w0 // 2, 2) <= ssthresh <= max((w0 + 1) // 2, 2), (w0, ssthresh)
+
+
 @pytest.mark.parametrize("mss", [1448, 536])
 def test_vegas_fr_holds_a_queue_near_R_in_bytes(tmp_path, mss):
     """vegas_fr steers Q = backlog + mss/2 to R = 3000 bytes (its default, seed

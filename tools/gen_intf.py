@@ -75,6 +75,8 @@ def generate(header: str) -> str:
         f"PARAMS_FIELDS = {tuple(struct_fields(header, 'vk_params'))!r}",
         f"PARAMS_MAGIC = {define(header, 'VK_PARAMS_MAGIC').rstrip('u')}",
         f"PIN_ROOT = {define(header, 'VK_PIN_ROOT')}",
+        "# a controller name's buffer, with its NUL (TCP_CA_NAME_MAX)",
+        f"NAME_MAX = {define(header, 'VK_NAME_MAX')}",
         f"PIN_DOT = {define(header, 'VK_PIN_DOT')}",
         "",
     ])

@@ -3,6 +3,7 @@
     results/<scenario>/<profile>/<run>/
         flows.csv     per-flow, per-interval throughput, cwnd, RTT, retransmissions (iperf3)
         queue.csv     bottleneck queue (R1 -> R2), every change, packets
+                      (every link's forward queue is summarised in summary.json)
         trace.csv     per-RTT decisions of vegaskit controllers (vegasctl trace)
         summary.json  the metrics (docs/DESIGN.md §6)
         *.png         throughput, queue, and cwnd/RTT/diff/alpha-beta of our flows
@@ -44,28 +45,43 @@ def variant_of(cc: str) -> str | None:
     return cc[4:] if cc in intf.CONTROLLERS else None
 
 
+def instance_names(run: Run, job: int) -> dict[str, str]:
+    """The controller instance each of the run's ccs runs on. Job 0 uses the
+    names themselves; job N > 0, one of several runs at once, its own
+    instances, NAME.jN, so that no run unloads a controller another still uses."""
+    out = {}
+    for cc in sorted({f.cc for f in run.flows}):
+        ours = cc in run.controllers or variant_of(cc)
+        out[cc] = f"{cc}.j{job}" if ours and job else cc
+        if len(out[cc]) >= intf.NAME_MAX:
+            raise RuntimeError(f"controller name '{cc}' is too long for job {job}'s "
+                               f"instance '{out[cc]}' (at most {intf.NAME_MAX - 1} characters)")
+    return out
+
+
 @contextlib.contextmanager
-def controllers(run: Run):
-    """Load the vegaskit controllers the run needs and are not loaded; unload them after."""
+def controllers(run: Run, names: dict[str, str]):
+    """Load the vegaskit controllers the run needs and are not loaded, as
+    names[cc]; unload them after. Yields the instances that are ours."""
     ours = []
     try:
-        for cc in sorted({f.cc for f in run.flows}):
-            if cc in registered():
+        for cc, inst in sorted(names.items()):
+            if inst in registered():
                 continue
             if cc in run.controllers:
-                args = shlex.split(run.controllers[cc]) + ["--name", cc]
+                args = shlex.split(run.controllers[cc]) + ["--name", inst]
             elif variant_of(cc):
-                args = [variant_of(cc)]
+                args = [variant_of(cc), "--name", inst]
             else:
                 raise RuntimeError(f"congestion control '{cc}' is not available")
             r = subprocess.run([VEGASCTL, "load", *args], capture_output=True, text=True)
             if r.returncode != 0:       # vegasctl's own one line says why
                 raise RuntimeError(f"controller '{cc}': {r.stderr.strip() or 'vegasctl load failed'}")
-            ours.append(cc)
-        yield [cc for cc in {f.cc for f in run.flows} if cc in run.controllers or variant_of(cc)]
+            ours.append(inst)
+        yield [names[cc] for cc in names if cc in run.controllers or variant_of(cc)]
     finally:
-        for cc in ours:
-            subprocess.run([VEGASCTL, "unload", cc], capture_output=True)
+        for inst in ours:
+            subprocess.run([VEGASCTL, "unload", inst], capture_output=True)
 
 
 def _watch_data_start(ns, port: int, t0: float, out: dict, key: int) -> threading.Thread:
@@ -113,18 +129,24 @@ def _interval(run: Run) -> float:
 
 
 def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
-            plots: bool = True) -> dict:
+            plots: bool = True, job: int = 0) -> dict:
     """Run it; write the files; return the summary. Each (t, fn) in `at` is
     called t seconds into the run with the Dumbbell (for tests and probes).
-    plots=False skips the figures (minutes each in an emulated guest)."""
+    plots=False skips the figures (minutes each in an emulated guest). job N > 0
+    is one of several runs at once (cli/results.py --jobs): it loads its own
+    controller instances and traces nothing, because every instance writes one
+    shared ring buffer and a second reader would take the first one's records."""
     outdir.mkdir(parents=True, exist_ok=True)
     results: dict[int, iperf.FlowResult] = {}
     started: dict[int, float] = {}
-    with tempfile.TemporaryDirectory() as tmp, controllers(run) as ours, Lab() as lab, \
+    names = instance_names(run, job)
+    with tempfile.TemporaryDirectory() as tmp, controllers(run, names) as ours, Lab() as lab, \
             contextlib.ExitStack() as stack:
-        qlog = Path(tmp) / "bottleneck.qlog"
+        link_names = ["bottleneck"] + [f"{side}{f.index}" for f in run.flows for side in "sd"]
+        qlogs = {n: str(Path(tmp) / f"{n}.qlog") for n in link_names}
         db = topology.dumbbell(lab, [f.access.params() for f in run.flows], run.bottleneck.params(),
-                               [f.egress.params() for f in run.flows], qlog=str(qlog))
+                               [f.egress.params() for f in run.flows], qlogs=qlogs,
+                               seed=run.seed)
         servers = {}
         for f in run.flows:
             port = BASE_PORT + f.index
@@ -137,7 +159,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             else:
                 iperf.server(lab, db.receivers[f.index - 1], port, _interval(run))
         trace = None
-        if ours and run.trace != "off":
+        if ours and run.trace != "off" and not job:
             what = ["--decisions"] if run.trace == "decisions" else []
             trace = stack.enter_context(
                 Trace(*what, *sum((["--controller", c] for c in ours), [])))
@@ -153,7 +175,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
                 started[f.index] = time.monotonic() - t0    # until the watcher knows better
                 if f.bytes:
                     args = ["client", "--addr", topology.receiver_addr(f.index), "--port",
-                            str(BASE_PORT + f.index), "--bytes", str(f.bytes), "--cc", f.cc,
+                            str(BASE_PORT + f.index), "--bytes", str(f.bytes), "--cc", names[f.cc],
                             "--interval", str(_interval(run)),
                             "--report", str(Path(tmp) / f"xfer{f.index}-client.json")]
                     args += ["--mss", str(f.mss)] if f.mss else []
@@ -162,7 +184,8 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
                     continue
                 clients[f.index] = iperf.client(
                     lab, db.senders[f.index - 1], topology.receiver_addr(f.index),
-                    BASE_PORT + f.index, f.cc, f.duration, interval=_interval(run), mss=f.mss)
+                    BASE_PORT + f.index, names[f.cc], f.duration, interval=_interval(run),
+                    mss=f.mss)
                 watchers.append(_watch_data_start(db.senders[f.index - 1], BASE_PORT + f.index,
                                                   t0, started, f.index))
             elif kind == "change":
@@ -180,15 +203,18 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             th.join()
         t_end = time.monotonic() - t0
         stats = db.bottleneck.stop()
+        for name in link_names[1:]:
+            db.links[name].stop()
         t0_us = t0 * 1e6
-        queue = [(round((e.t_us - t0_us) / 1e6, 6), e.qlen, e.event) for e in read_qlog(qlog)
-                 if e.dir == "ab"]
+        # forward direction (ab: sender side to receiver side) of every link
+        queues = {n: [(round((e.t_us - t0_us) / 1e6, 6), e.qlen, e.event)
+                      for e in read_qlog(q) if e.dir == "ab"] for n, q in qlogs.items()}
     if trace:
         (outdir / "trace.csv").write_text(trace.text)
-    return write(run, outdir, results, started, queue, stats, t_end, trace, t0, plots)
+    return write(run, outdir, results, started, queues, stats, t_end, trace, t0, plots)
 
 
-def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace,
+def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
           t0: float, plots: bool = True) -> dict:
     """flows.csv, queue.csv, summary.json and the plots of a finished run."""
     with open(outdir / "flows.csv", "w", newline="") as fh:
@@ -206,8 +232,8 @@ def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace,
     with open(outdir / "queue.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["t_s", "qlen_pkts", "event"])     # event: enq, deq, drop, loss
-        w.writerows(queue)
-    summary = summarize(run, results, started, queue, stats, t_end)
+        w.writerows(queues["bottleneck"])
+    summary = summarize(run, results, started, queues, stats, t_end)
     summary["t0_monotonic"] = t0
     summary["trace_records"] = len(trace.records) if trace else None
     summary["trace_lost"] = trace.lost if trace else None
@@ -218,7 +244,37 @@ def write(run: Run, outdir: Path, results, started, queue, stats, t_end, trace,
     return summary
 
 
-def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
+def link_queues(run: Run, queues: dict[str, list], t_end: float) -> dict[str, dict]:
+    """Each link's forward queue: mean and p95 in packets, the p95 as delay at
+    the link's rate, and drops. The queue of a path builds where its rate is
+    lowest; with equal rates that can be an access link, not the bottleneck."""
+    rates = {"bottleneck": run.bottleneck.rate_bps}
+    for f in run.flows:
+        rates[f"s{f.index}"], rates[f"d{f.index}"] = f.access.rate_bps, f.egress.rate_bps
+    out = {}
+    for name, q in queues.items():
+        samples = [(t, n) for t, n, _ in q]
+        qs = metrics.queue_stats(samples, max(t_end, samples[-1][0])) if len(samples) > 1 else None
+        pkt_ms = 1500 * 8 / rates[name] * 1000 if rates.get(name) else 0.0
+        out[name] = {"queue_mean_pkts": round(qs.mean, 2) if qs else 0.0,
+                     "queue_p95_pkts": qs.p95 if qs else 0,
+                     "queue_delay_p95_ms": round((qs.p95 if qs else 0) * pkt_ms, 2),
+                     "drops": sum(1 for _, _, ev in q if ev == "drop")}
+    return out
+
+
+def _ratios(flows: list[dict], key: str) -> dict[str, float]:
+    """Mean share of each cc over the mean share of each loss-based cc."""
+    by_cc: dict[str, list[float]] = {}
+    for fl in flows:
+        by_cc.setdefault(fl["cc"], []).append(fl[key])
+    loss_based = [cc for cc in by_cc if cc in ("reno", "cubic", "bbr")]
+    return {f"{a}/{b}": round(metrics.inter_protocol_ratio(by_cc, a, b), 3)
+            for a in by_cc for b in loss_based if a != b}
+
+
+def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
+    queue = queues["bottleneck"]
     flows, series = [], {}
     for f in run.flows:
         r = results[f.index]
@@ -243,15 +299,8 @@ def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
             "cwnd_median_kb": round(metrics.percentile(cwnds, 50) / 1000, 1) if cwnds else None,
         })
     shares = [fl["second_half_bps"] for fl in flows]
-    by_cc: dict[str, list[float]] = {}
-    for fl in flows:
-        by_cc.setdefault(fl["cc"], []).append(fl["second_half_bps"])
-    ratios = {}
-    loss_based = [cc for cc in by_cc if cc in ("reno", "cubic", "bbr")]
-    for a in by_cc:
-        for b in loss_based:
-            if a != b:
-                ratios[f"{a}/{b}"] = round(metrics.inter_protocol_ratio(by_cc, a, b), 3)
+    lifetime = [fl["avg_bps"] for fl in flows]
+    ratios = _ratios(flows, "second_half_bps")
     qsamples = [(t, q) for t, q, _ in queue]
     qs = metrics.queue_stats(qsamples, max(t_end, qsamples[-1][0])) if len(qsamples) > 1 else None
     ab = stats["ab"]
@@ -265,14 +314,20 @@ def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
     # no per-flow timing enters it.
     busy = [t for t, _, ev in queue if ev in ("enq", "deq")]
     span = (busy[-1] - busy[0]) if len(busy) > 1 else 0.0
+    links = link_queues(run, queues, t_end)
+    deepest = max(links, key=lambda n: (links[n]["queue_mean_pkts"], n == "bottleneck"))
     return {
         "scenario": run.scenario.name, "run": run.name, "profile": run.profile,
+        "rep": run.rep, "seed": run.seed,
         "source": run.scenario.source, "duration_s": round(t_end, 3),
         "bottleneck": {"rate_bps": run.bottleneck.rate_bps, "rtt_ms": run.bottleneck.rtt_us / 1000,
                        "buffer_pkts": run.bottleneck.buffer_pkts, "loss": run.bottleneck.loss},
         "flows": flows,
         "jain": round(metrics.jain_index(shares), 4) if any(shares) else None,
         "inter_protocol_ratio": ratios,
+        # the papers' statistic: each flow's average over its lifetime (docs/DESIGN.md §7.1)
+        "jain_lifetime": round(metrics.jain_index(lifetime), 4) if any(lifetime) else None,
+        "inter_protocol_ratio_lifetime": _ratios(flows, "avg_bps"),
         "utilisation": round(metrics.utilisation(ab["bytes_out"] * 8 / span,
                                                   run.bottleneck.rate_bps), 4)
         if run.bottleneck.rate_bps and span > 0 else None,
@@ -284,4 +339,6 @@ def summarize(run: Run, results, started, queue, stats, t_end) -> dict:
         if ab["pkts_in"] else 0.0,
         "retransmits": metrics.retransmissions(fl["retransmits"] for fl in flows),
         "convergence_s": round(conv, 2) if conv is not None else None,
+        "links": links,
+        "deepest_queue_link": deepest,
     }

@@ -19,6 +19,8 @@
     [profiles.ci]                           # times (duration, start, at, flow
     time_scale = 0.1                        # durations) multiplied; bytes too;
     runs = ["vegas"]                        # optional: a subset of the runs
+    reps = 6                                # repetitions of each run (default 1)
+    start_jitter_s = 0.5                    # each flow starts up to this much later
     [paper]                                 # the paper's numbers, for the report
     ...
 
@@ -28,6 +30,7 @@ topology and rates (docs/DESIGN.md §7), fewer seconds.
 from __future__ import annotations
 
 import math
+import random
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -82,7 +85,8 @@ TOP_KEYS = {"name", "title", "source", "duration", "trace", "links", "flows", "s
 REQUIRED = ("name", "duration", "links", "flows", "runs", "profiles")
 LINK_KEYS = {"rate", "rtt_ms", "buffer", "loss"}
 FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egress"}
-PROFILE_KEYS = {"time_scale", "runs", "duration"}
+PROFILE_KEYS = {"time_scale", "runs", "duration", "reps", "start_jitter_s"}
+MAX_REPS = 100
 # A name is a directory under --out: no separators, no "..", nothing hidden.
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 MAX_SECONDS = 86400.0
@@ -232,6 +236,10 @@ def validate(doc: dict) -> None:
             _number(prof["time_scale"], f"{what}.time_scale", 0, 100, lo_open=True)
         if "duration" in prof:
             _number(prof["duration"], f"{what}.duration", 0, MAX_SECONDS, lo_open=True)
+        if "reps" in prof:
+            _integer(prof["reps"], f"{what}.reps", 1, MAX_REPS)
+        if "start_jitter_s" in prof:
+            _number(prof["start_jitter_s"], f"{what}.start_jitter_s", 0, 60)
         names = prof.get("runs", list(runs))
         if not isinstance(names, list) or not names:
             raise ScenarioError(f"{what}.runs must be a non-empty list of run names")
@@ -284,6 +292,8 @@ class Run:
     schedule: list[ScheduledChange]
     controllers: dict[str, str]  # instance name -> "variant args..." to load
     trace: str = "decisions"     # what `vegasctl trace` records: decisions | all | off
+    rep: int = 0                 # which repetition (0-based)
+    seed: int = 1                # the links' random streams (linkemu --seed)
 
 
 @dataclass
@@ -327,6 +337,10 @@ class Scenario:
                 raise ScenarioError(f"{self.name}: profile {profile} names unknown run '{n}'")
         return list(names)
 
+    def reps(self, profile: str) -> int:
+        """How many times a profile repeats each run (docs/DESIGN.md §7.1)."""
+        return int(self.doc["profiles"].get(profile, {}).get("reps", 1))
+
     @property
     def profiles(self) -> list[str]:
         return list(self.doc["profiles"])
@@ -335,7 +349,7 @@ class Scenario:
     def paper(self) -> dict:
         return self.doc.get("paper", {})
 
-    def run(self, run: str, profile: str) -> Run:
+    def run(self, run: str, profile: str, rep: int = 0) -> Run:
         if run not in self.doc["runs"]:
             raise ScenarioError(f"{self.name}: no run '{run}' (runs: {', '.join(self.run_names)})")
         if profile not in self.doc["profiles"]:
@@ -357,12 +371,17 @@ class Scenario:
             return v
 
         try:
-            return self._run(run, profile, fill, scale)
+            return self._run(run, profile, fill, scale, rep)
         except ScenarioError as e:
             raise ScenarioError(f"{self.name}/{run}: {e}") from None
 
-    def _run(self, run: str, profile: str, fill, scale: float) -> Run:
+    def _run(self, run: str, profile: str, fill, scale: float, rep: int) -> Run:
         prof = self.doc["profiles"][profile]
+        # Repetitions differ in the links' random streams and in each flow's
+        # start, drawn up to start_jitter_s later from a stream named by the
+        # scenario, run and repetition: reproducible, and unlike between reps.
+        jitter = float(prof.get("start_jitter_s", 0.0))
+        draw = random.Random(f"{self.name}/{run}/{rep}")
         links = fill(self.doc["links"])
         bottleneck = link_spec(links["bottleneck"], what="links.bottleneck")
         access0 = link_spec(links.get("access", {"rate": "1G"}), what="links.access")
@@ -376,6 +395,8 @@ class Scenario:
             nbytes = int(f["bytes"] * scale) if "bytes" in f else None
             fdur = float(f["duration"]) * scale if "duration" in f else None
             start = float(f.get("start", 0)) * scale
+            if jitter:
+                start += draw.uniform(0, min(jitter, (duration - start) / 10))
             if start >= duration:
                 raise ScenarioError(f"flow {i} starts at {start:g} s, after the run's "
                                     f"{duration:g} s in profile {profile}")
@@ -402,4 +423,5 @@ class Scenario:
             schedule.append(ScheduledChange(at, link, params))
         controllers = {k: fill(v) for k, v in self.doc.get("controllers", {}).items()}
         trace = self.doc.get("trace", "decisions")
-        return Run(self, run, profile, duration, bottleneck, flows, schedule, controllers, trace)
+        return Run(self, run, profile, duration, bottleneck, flows, schedule, controllers, trace,
+                   rep=rep, seed=1 + rep)

@@ -69,10 +69,14 @@ class Dumbbell:
 
 
 def dumbbell(lab: Lab, access: list[LinkParams], bottleneck: LinkParams,
-             egress: list[LinkParams], qlog: str | None = None) -> Dumbbell:
-    """n = len(access) = len(egress) flows' worth of hosts; the bottleneck's queue log
-    (both directions) goes to `qlog`. Spinning is off: up to 2n+1 emulators share two
-    cores, and at the papers' rates a packet time is far above timer latency."""
+             egress: list[LinkParams], qlogs: dict[str, str] | None = None,
+             seed: int = 1) -> Dumbbell:
+    """n = len(access) = len(egress) flows' worth of hosts; each link named in
+    `qlogs` (bottleneck, sN, dN) logs its queue, both directions, to that file.
+    Every link draws its random losses from `seed` (and its own index). Spinning
+    is off: up to 2n+1 emulators share two cores, and at the papers' rates a
+    packet time is far above timer latency."""
+    qlogs = qlogs or {}
     n = len(access)
     if n != len(egress) or not 1 <= n <= 200:
         raise ValueError("one access and one egress link per sender, 1..200 senders")
@@ -83,12 +87,16 @@ def dumbbell(lab: Lab, access: list[LinkParams], bottleneck: LinkParams,
     for r in (r1, r2):
         _router(r)
 
-    bn = Link.start(lab, r1, "r1-r2", r2, "r2-r1", bottleneck, qlog=qlog, max_spin_us=0)
+    bn = Link.start(lab, r1, "r1-r2", r2, "r2-r1", bottleneck, qlog=qlogs.get("bottleneck"),
+                    seed=seed, max_spin_us=0)
     acc, egr = [], []
     for i in range(1, n + 1):
         s, d = senders[i - 1], receivers[i - 1]
-        acc.append(Link.start(lab, s, "s-r1", r1, f"r1-s{i}", access[i - 1], max_spin_us=0))
-        egr.append(Link.start(lab, r2, f"r2-d{i}", d, "d-r2", egress[i - 1], max_spin_us=0))
+        acc.append(Link.start(lab, s, "s-r1", r1, f"r1-s{i}", access[i - 1],
+                              qlog=qlogs.get(f"s{i}"), seed=seed + 1000 * i, max_spin_us=0))
+        egr.append(Link.start(lab, r2, f"r2-d{i}", d, "d-r2", egress[i - 1],
+                              qlog=qlogs.get(f"d{i}"), seed=seed + 1000 * i + 500,
+                              max_spin_us=0))
         for ns, dev, addr in ((s, "s-r1", sender_addr(i)), (d, "d-r2", receiver_addr(i))):
             ns.run(["ip", "addr", "add", f"{addr}/32", "dev", dev])
             ns.run(["ip", "route", "add", "default", "dev", dev, "src", addr])

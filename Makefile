@@ -22,7 +22,7 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps deps-vm test test-unit demo results model-validation bench clean vm-test native-ab
+.PHONY: all deps deps-vm test test-unit demo results model-validation bench clean vm-test native-ab concurrency
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY)
@@ -72,9 +72,15 @@ demo: deps all
 # The papers' experiments: every scenario (or SCENARIOS=a.toml b.toml), full profile.
 PROFILE   ?= full
 SCENARIOS ?= $(filter-out demo.toml model_validation.toml model_validation_cross.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
+# JOBS=N runs N at once (no traces then; docs/DESIGN.md §7.1); REPS=N overrides the profile's.
+JOBS      ?= 1
 results: deps all
 	$(PY) -m vegaskit.cli.results $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
-		--profile $(PROFILE) --out results
+		--profile $(PROFILE) --out results --jobs $(JOBS) $(if $(REPS),--reps $(REPS))
+
+# Whether runs side by side change results (decides JOBS; docs/DESIGN.md §7.1).
+concurrency: deps all
+	$(PY) -m vegaskit.cli.concurrency
 
 # The Samios-Vernon model against our own flows (seed 001, section 4).
 model-validation: deps all

@@ -57,6 +57,13 @@ BAD = [
     (with_('time_scale = 0.5', 'runs = ["nope"]'), "unknown run 'nope'"),
     (with_('time_scale = 0.5', 'speed = 2'), "unknown key speed in profile ci"),
     (GOOD.replace('[profiles.ci]\ntime_scale = 0.5', ''), "missing 'profiles'"),
+    (with_('time_scale = 0.5', 'reps = 0'), "reps must be a whole number"),
+    (with_('time_scale = 0.5', 'reps = 2.5'), "reps must be a whole number"),
+    (with_('time_scale = 0.5', 'start_jitter_s = -1'), "start_jitter_s must be a number"),
+    (GOOD + '[[paper.figures]]\nid = "x"\nrun = "nope"\nmetric = "jain"\nvalue = 1\n',
+     "unknown run 'nope'"),
+    (GOOD + '[[paper.figures]]\nid = "x"\nrun = "vegas"\nmetric = "speed"\nvalue = 1\n',
+     "is not one of"),
 ]
 
 
@@ -86,6 +93,18 @@ def test_every_shipped_scenario_is_valid_in_every_profile():
         for prof in s.profiles:
             for r in s.profile_runs(prof):
                 s.run(r, prof)
+
+
+def test_repetitions_differ_in_seed_and_start_and_are_reproducible():
+    s = Scenario.parse(with_('time_scale = 0.5', 'time_scale = 1.0\nreps = 6\nstart_jitter_s = 0.5')
+                       + '')
+    assert s.reps("ci") == 6
+    runs = [s.run("vegas", "ci", rep) for rep in range(6)]
+    starts = [r.flows[0].start for r in runs]
+    assert [r.seed for r in runs] == [1, 2, 3, 4, 5, 6]
+    assert all(0 <= x <= 0.5 for x in starts) and len(set(starts)) == 6
+    assert starts == [s.run("vegas", "ci", rep).flows[0].start for rep in range(6)]
+    assert runs[0].flows[0].duration == 10 - starts[0]     # the flow still ends with the run
 
 
 def test_the_results_command_refuses_a_bad_file_in_one_line(tmp_path):

@@ -1,71 +1,164 @@
-"""`make results`: run scenarios and write their reports.
+"""`make results`: run scenarios, repeated, and write their reports and the index.
 
-    python -m vegaskit.cli.results SCENARIO.toml... [--profile ci|full] [--run NAME]... [--out DIR]
+    python -m vegaskit.cli.results SCENARIO.toml... [--profile ci|full] [--run NAME]...
+                                   [--reps N] [--jobs N] [--out DIR]
+    python -m vegaskit.cli.results SCENARIO.toml... --rerender   (runs nothing)
 
-Runs each scenario's runs (all, or those named) on a namespace dumbbell and
-writes DIR/<scenario>/<profile>/<run>/ plus DIR/<scenario>/<profile>/report.md.
-Needs root and a build (make). Ctrl-C stops cleanly: nothing is left behind.
+Runs each scenario's runs (all, or those named) `reps` times (the profile's,
+or --reps) on namespace dumbbells and writes DIR/<scenario>/<profile>/<run>/
+(rep<k>/ when repeated), DIR/<scenario>/<profile>/report.md and, for the full
+profile, the index DIR/README.md. --jobs N runs up to N at once (each with
+its own controller instances and no trace: docs/DESIGN.md §7.1 says when
+that leaves results unchanged). Needs root and a build (make). Ctrl-C stops
+cleanly: nothing is left behind.
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import json
+import multiprocessing as mp
 import os
+import shutil
+import signal
 import sys
 from pathlib import Path
 
 from vegaskit import paths
-from vegaskit.testbed import report, runner
+from vegaskit.testbed import index, report, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
+
+INDEX_PROFILE = "full"
+
+
+def rundir(base: Path, run: str, rep: int, reps: int) -> Path:
+    return base / run / f"rep{rep}" if reps > 1 else base / run
+
+
+def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path, slots) -> dict:
+    """One repetition of one run, in a worker process when jobs > 1."""
+    job = slots.get() if slots is not None else 0
+    try:
+        r = Scenario.load(path).run(run, profile, rep)
+        if rep:             # the first repetition's trace and figures illustrate the run
+            r.trace = "off"
+        return runner.execute(r, outdir, job=job, plots=rep == 0)
+    finally:
+        if slots is not None:
+            slots.put(job)
+
+
+def _line(sm: dict) -> str:
+    flows = ", ".join(f"{f['label']} {f['avg_bps'] / 1e6:.3f} Mbit/s retx {f['retransmits']}"
+                      for f in sm["flows"])
+    return (f"   {sm['run']} rep {sm['rep']}: {flows}; Jain {sm['jain_lifetime']}; deepest queue "
+            f"{sm['deepest_queue_link']} {sm['links'][sm['deepest_queue_link']]['queue_mean_pkts']} pkts")
+
+
+def command(profile: str, scenario: Path | None = None) -> str:
+    what = f" SCENARIOS={scenario.name}" if scenario else ""
+    return f"sudo make results PROFILE={profile}{what}"
+
+
+def _worker_init():
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int,
+            whole: bool) -> None:
+    tasks = []
+    for s, names in plans:
+        reps = reps_override or s.reps(profile)
+        base = out / s.name / profile
+        # what is rerun goes first: no repetition of an earlier, longer series stays behind
+        for old in ([base] if whole else [base / n for n in names]):
+            shutil.rmtree(old, ignore_errors=True)
+        tasks += [(s, n, rep, rundir(base, n, rep, reps)) for rep in range(reps) for n in names]
+    done: dict[str, list[dict]] = {s.name: [] for s, _ in plans}
+    if jobs <= 1:
+        for s, n, rep, d in tasks:
+            print(f"== {s.name} / {n} rep {rep} ({profile})", flush=True)
+            sm = run_one(s.path, n, profile, rep, d, None)
+            done[s.name].append(sm)
+            print(_line(sm), flush=True)
+    else:
+        mgr = mp.Manager()
+        slots = mgr.Queue()
+        for j in range(1, jobs + 1):
+            slots.put(j)
+        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"),
+                                    initializer=_worker_init) as pool:
+            futs = {pool.submit(run_one, s.path, n, profile, rep, d, slots): s
+                    for s, n, rep, d in tasks}
+            for f in cf.as_completed(futs):
+                sm = f.result()
+                done[futs[f].name].append(sm)
+                print(f"== {sm['scenario']}\n{_line(sm)}", flush=True)
+    if not whole:
+        return
+    for s, _ in plans:
+        base = out / s.name / profile
+        sms = sorted(done[s.name], key=lambda sm: (sm["run"], sm["rep"]))
+        (base / "summaries.json").write_text(json.dumps(sms, indent=1) + "\n")
+        print(f"   report: {report.write(s, profile, sms, base, command(profile, s.path))}",
+              flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.results", description=__doc__.split("\n")[1])
-    ap.add_argument("scenarios", nargs="+", type=Path)
+    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.results",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("scenarios", nargs="*", type=Path)
     ap.add_argument("--profile", default="ci")
     ap.add_argument("--run", action="append", dest="runs", help="only this run (repeatable)")
+    ap.add_argument("--reps", type=int, help="repetitions of each run (default: the profile's)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
+                    help="runs at once (default 1; with more, nothing is traced)")
     ap.add_argument("--out", type=Path, default=paths.RESULTS)
     ap.add_argument("--rerender", action="store_true",
-                    help="rewrite report.md from the runs' summaries.json, running nothing")
+                    help="rewrite the reports and the index from summaries.json, running nothing")
+    ap.add_argument("--index", action="store_true",
+                    help="rewrite only the index, DIR/README.md, from every scenario's results")
     a = ap.parse_args(argv)
+    if a.reps is not None and not 1 <= a.reps <= 100:
+        print("testbed: --reps must be 1 to 100", file=sys.stderr)
+        return 2
+    if not 1 <= a.jobs <= 16:
+        print("testbed: --jobs must be 1 to 16", file=sys.stderr)
+        return 2
     try:
+        every = [Scenario.load(p) for p in sorted(paths.SCENARIOS.glob("*.toml"))]
         scenarios = [Scenario.load(p) for p in a.scenarios]
         plans = []
         for s in scenarios:
             if a.profile not in s.profiles:
                 raise ScenarioError(f"{s.name}: no profile '{a.profile}' ({', '.join(s.profiles)})")
             names = a.runs or s.profile_runs(a.profile)
-            plans.append((s, [s.run(n, a.profile) for n in names]))
+            for n in names:
+                s.run(n, a.profile)             # every run checked before any starts
+            plans.append((s, names))
     except ScenarioError as e:
         print(f"testbed: {e}", file=sys.stderr)
         return 2
-    if a.rerender:
-        for s, _ in plans:
+    index_cmd = ("sudo make results (every scenario, PROFILE=full); after a partial run, "
+                 "python -m vegaskit.cli.results --index --profile full")
+    if a.index or a.rerender:
+        for s, _ in plans if a.rerender else []:
             base = a.out / s.name / a.profile
             summaries = json.loads((base / "summaries.json").read_text())
-            cmd = f"sudo make results PROFILE={a.profile} SCENARIOS={s.path.name}"
-            print(report.write(s, a.profile, summaries, base, cmd))
+            print(report.write(s, a.profile, summaries, base, command(a.profile, s.path)))
+        if a.profile == INDEX_PROFILE:
+            print(index.write(every, a.out, a.profile, index_cmd))
         return 0
+    if not plans:
+        print("testbed: name at least one scenario file", file=sys.stderr)
+        return 2
     if os.geteuid() != 0:
         print("testbed: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
         return 1
     try:
-        for s, runs in plans:
-            base = a.out / s.name / a.profile
-            summaries = []
-            for run in runs:
-                print(f"== {s.name} / {run.name} ({a.profile}, {run.duration:.0f} s)", flush=True)
-                sm = runner.execute(run, base / run.name)
-                summaries.append(sm)
-                flows = ", ".join(f"{f['label']} {f['second_half_bps'] / 1e6:.3f} Mbit/s "
-                                  f"retx {f['retransmits']}" for f in sm["flows"])
-                print(f"   {flows}; Jain {sm['jain']}; queue mean {sm['queue_mean_pkts']} "
-                      f"p95 {sm['queue_p95_pkts']} pkts", flush=True)
-            if not a.runs:
-                cmd = f"sudo make results PROFILE={a.profile} SCENARIOS={s.path.name}"
-                path = report.write(s, a.profile, summaries, base, cmd)
-                (base / "summaries.json").write_text(json.dumps(summaries, indent=1) + "\n")
-                print(f"   report: {path}", flush=True)
+        execute(plans, a.profile, a.out, a.reps, a.jobs, whole=not a.runs)
+        if not a.runs and a.profile == INDEX_PROFILE:
+            print(f"   index: {index.write(every, a.out, a.profile, index_cmd)}", flush=True)
     except KeyboardInterrupt:
         print("testbed: interrupted; everything it started was removed", file=sys.stderr)
         return 130

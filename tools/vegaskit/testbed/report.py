@@ -1,56 +1,127 @@
-"""The markdown report of a scenario: our runs' figures beside the paper's table."""
+"""The markdown report of a scenario: its repeated runs beside the paper's figures.
+
+Every number of ours is the median over the repetitions with its 95%
+interval (analysis/figures.py); the verdicts compare the paper's figures and
+claims with them. The rows also feed results/README.md (index.py).
+"""
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
-
-def _mbps(bps) -> str:
-    return "-" if bps is None else f"{bps / 1e6:.3f}"
+from vegaskit.analysis import figures
 
 
-def _fmt(v) -> str:
+def num(v) -> str:
     if v is None:
         return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, dict):
-        return ", ".join(f"{k} {x:.3g}" for k, x in v.items()) or "-"
-    return str(v)
+    if isinstance(v, float) and v != v:
+        return "nan"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+def interval(s: dict | None) -> str:
+    """median [low, high] (n); the n says how many repetitions it rests on."""
+    if not s or not s["n"]:
+        return "-"
+    if s["n"] == 1:
+        return f"{num(s['median'])} (1 run)"
+    cov = "" if s["coverage"] >= 0.95 else f", {s['coverage']:.0%}"
+    return f"{num(s['median'])} [{num(s['low'])}, {num(s['high'])}] ({s['n']}{cov})"
+
+
+def _med(values) -> float | None:
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _verdict_rows(rows: list[dict]) -> list[str]:
+    out = ["| figure or claim | ours: median [95% interval] (runs) | paper | verdict |",
+           "|---|---|---|---|"]
+    for r in rows:
+        if r["verdict"] == "not run":
+            out.append(f"| {r['id']} | - | {num(r.get('paper'))} | not run: {r['why']} |")
+        elif r["kind"] == "figure":
+            out.append(f"| {r['id']} | {interval(r['ours'])} | {num(r['paper'])} | "
+                       f"**{r['verdict']}** |")
+        else:
+            out.append(f"| {r['id']} | {interval(r['left'])} {r['op']} {interval(r['right'])}; "
+                       f"holds in {r['holds']} of {r['of']} | (claim) | **{r['verdict']}** |")
+    return out
+
+
+def _run_tables(summaries: list[dict]) -> list[str]:
+    by_run: dict[str, list[dict]] = {}
+    for sm in summaries:
+        by_run.setdefault(sm["run"], []).append(sm)
+    out = ["| run | flow | cc | start (s) | lifetime mean (bit/s) | second half (bit/s) | "
+           "retx | completion (s) | RTT p95 (ms) |", "|---|---|---|---|---|---|---|---|---|"]
+    for run, sms in by_run.items():
+        for i, fl in enumerate(sms[0]["flows"]):
+            col = lambda k: figures.summarise([sm["flows"][i][k] for sm in sms])  # noqa: E731
+            out.append(f"| {run} | {fl['label']} | {fl['cc']} | {num(_med(sm['flows'][i]['start_s'] for sm in sms))} | "
+                       f"{interval(col('avg_bps'))} | {interval(col('second_half_bps'))} | "
+                       f"{num(_med(sm['flows'][i]['retransmits'] for sm in sms))} | "
+                       f"{interval(col('completion_s')) if fl['completion_s'] is not None else '-'} | "
+                       f"{num(_med(sm['flows'][i]['rtt_p95_ms'] for sm in sms))} |")
+    out += ["", "| run | Jain, lifetime | Jain, 2nd half | inter-protocol ratio, lifetime | "
+            "utilisation | deepest queue: link, mean, p95 (pkts), delay p95 (ms) | "
+            "bottleneck queue mean (pkts) | loss at bottleneck |", "|---|---|---|---|---|---|---|---|"]
+    for run, sms in by_run.items():
+        ratios = sorted({k for sm in sms for k in sm.get("inter_protocol_ratio_lifetime", {})})
+        ratio = "; ".join(f"{k} {interval(figures.summarise([sm['inter_protocol_ratio_lifetime'].get(k) for sm in sms]))}"
+                          for k in ratios) or "-"
+        links = [sm.get("deepest_queue_link", "bottleneck") for sm in sms]
+        link = max(set(links), key=links.count)
+        deep = lambda k: figures.summarise([sm["links"][link][k] for sm in sms if "links" in sm])  # noqa: E731
+        out.append(f"| {run} | {interval(figures.summarise([sm.get('jain_lifetime') for sm in sms]))} | "
+                   f"{interval(figures.summarise([sm['jain'] for sm in sms]))} | {ratio} | "
+                   f"{interval(figures.summarise([sm['utilisation'] for sm in sms]))} | "
+                   f"{link}: {interval(deep('queue_mean_pkts'))}, {num(_med(deep('queue_p95_pkts').get('values', [])))}, "
+                   f"{num(_med(deep('queue_delay_p95_ms').get('values', [])))} | "
+                   f"{interval(figures.summarise([sm['queue_mean_pkts'] for sm in sms]))} | "
+                   f"{num(_med(sm['bottleneck_loss_rate'] for sm in sms))} |")
+    return out
 
 
 def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     s = scenario
+    prof = s.doc["profiles"].get(profile, {})
+    reps = max((sm.get("rep", 0) for sm in summaries), default=0) + 1
     out = [f"# {s.title}", "",
            f"Source: {s.source}. Profile `{profile}`. Produced by `{command}`; "
            f"do not edit by hand.", ""]
-    scale = s.doc["profiles"].get(profile, {}).get("time_scale", 1.0)
+    scale = prof.get("time_scale", 1.0)
     if scale != 1.0:
         out += [f"Times (starts, durations, scheduled changes, file sizes) are the scenario's "
                 f"times {scale:g} in this profile.", ""]
+    out += [f"Each run was repeated {reps} time{'s' * (reps > 1)}, with the links' random "
+            f"streams seeded by the repetition and each flow starting up to "
+            f"{prof.get('start_jitter_s', 0):g} s later than its nominal start. Every figure "
+            "of ours is the median over the repetitions with a distribution-free 95% interval "
+            "(order statistics; 6 runs give [min, max] at 96.9%).", ""]
     if summaries:
         b = summaries[0]["bottleneck"]
         out += [f"Bottleneck R1-R2: {b['rate_bps'] / 1e6:g} Mbit/s, RTT {b['rtt_ms']:g} ms, "
                 f"drop-tail {b['buffer_pkts']} packets. Each run lasted about "
                 f"{summaries[0]['duration_s']:.0f} s.", ""]
-    out += ["## Our measurements (Linux, namespaces, this machine)", "",
-            "| run | flow | cc | start (s) | throughput, 2nd half (Mbit/s) | mean (Mbit/s) | "
-            "retx | completion (s) | RTT p95 (ms) | cwnd, 2nd half median (kB) |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
-    for sm in summaries:
-        for fl in sm["flows"]:
-            out.append(f"| {sm['run']} | {fl['label']} | {fl['cc']} | {fl['start_s']:.1f} | "
-                       f"{_mbps(fl['second_half_bps'])} | {_mbps(fl['avg_bps'])} | "
-                       f"{fl['retransmits']} | {_fmt(fl['completion_s'])} | {_fmt(fl['rtt_p95_ms'])} | "
-                       f"{_fmt(fl.get('cwnd_median_kb'))} |")
-    out += ["", "| run | Jain | inter-protocol ratio | utilisation | queue mean (pkts) | "
-            "queue p95 (pkts) | loss at bottleneck | convergence (s) |",
-            "|---|---|---|---|---|---|---|---|"]
-    for sm in summaries:
-        out.append(f"| {sm['run']} | {_fmt(sm['jain'])} | {_fmt(sm['inter_protocol_ratio'])} | "
-                   f"{_fmt(sm['utilisation'])} | {sm['queue_mean_pkts']} | {sm['queue_p95_pkts']} | "
-                   f"{sm['bottleneck_loss_rate']} | {_fmt(sm['convergence_s'])} |")
+    rows = figures.evaluate(s.paper, summaries, s.doc["runs"])
+    if rows:
+        out += [f"## Against the paper: {figures.table_verdict(rows)}", "",
+                "Throughputs are each flow's average over its own lifetime, as the papers' "
+                "tables give them. A figure is reproduced when the paper's value lies inside "
+                "our interval; a claim when it holds in every repetition.", ""]
+        out += _verdict_rows(rows)
+        for x in s.paper.get("figures", []) + s.paper.get("claims", []):
+            if x.get("note"):
+                out += ["", f"- {x['id']}: {x['note']}"]
+        out.append("")
+    out += ["## Our measurements (Linux, namespaces, this machine)", ""]
+    out += _run_tables(summaries)
     p = s.paper
-    if p:
+    if p.get("rows"):
         out += ["", f"## The paper ({p.get('table', 'its table')}, ns-2)", ""]
         cols = p.get("columns", [])
         out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -60,11 +131,14 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     notes = s.doc.get("report", {}).get("notes")
     if notes:
         out += ["", "## Reading the difference", "", notes.strip()]
-    out += ["", "cwnd is the sender's tcp_info snd_cwnd in bytes (kB = 1000 bytes), the median of "
-            "its samples over the second half of the flow (\"-\": no samples).",
-            "", "Per run: `flows.csv`, `summary.json`, `throughput.png`, `queue.png`, and for "
-            "our controllers `trace.csv` and `trace.png`, in the run's directory beside this "
-            "file; the per-packet `queue.csv` is written too but not kept in git (its size).", ""]
+    out += ["", "The deepest queue is the forward queue with the largest mean over the run, "
+            "whichever link holds it (a queue builds where a path's rate is lowest, which with "
+            "equal rates can be an access link). Its delay is the p95 in packets at that "
+            "link's rate.",
+            "", "Per run and repetition: `flows.csv`, `summary.json`, `throughput.png`, "
+            "`queue.png`, and for our controllers (one run at a time only) `trace.csv` and "
+            "`trace.png`, in the run's directory beside this file; the per-packet `queue.csv` "
+            "is written too but not kept in git (its size).", ""]
     return "\n".join(out)
 
 

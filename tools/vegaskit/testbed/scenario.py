@@ -36,6 +36,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vegaskit.analysis import figures
+
 from .linkemu import LinkParams
 
 DEFAULT_BUFFER = 50         # "Routers use tail-drop policy with a buffer size of 50 packets" (seed 000, V)
@@ -249,6 +251,13 @@ def validate(doc: dict) -> None:
     for k in ("paper", "report"):
         if k in doc:
             _table(doc[k], f"[{k}]")
+    try:
+        figures.validate(doc.get("paper", {}))
+    except figures.FigureError as e:
+        raise ScenarioError(str(e)) from None
+    for i, f in enumerate(doc.get("paper", {}).get("figures", []), 1):
+        if f["run"] not in runs:
+            raise ScenarioError(f"paper.figures {i} names unknown run {f['run']!r}")
 
 
 def link_spec(d: dict, base: LinkSpec | None = None, what: str = "link") -> LinkSpec:

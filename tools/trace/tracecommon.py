@@ -23,6 +23,7 @@ bindings and the vegaskit package.
 from __future__ import annotations
 
 import argparse
+import math
 import ipaddress
 import os
 import signal
@@ -30,7 +31,11 @@ import sys
 import time
 from dataclasses import dataclass
 
-from vegaskit.intf import CA_STATES    # the names vegasctl prints too (bpf/vk_intf.h)
+try:
+    from vegaskit.intf import CA_STATES    # the names vegasctl prints too (bpf/vk_intf.h)
+except ImportError:
+    sys.exit(f"{sys.argv[0].rsplit('/', 1)[-1]}: cannot import vegaskit: run it with the "
+             "project's venv, .venv/bin/python (sudo make deps all creates it)")
 
 TCP_STATES = {1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1",
               5: "FIN_WAIT2", 6: "TIME_WAIT", 7: "CLOSE", 8: "CLOSE_WAIT",
@@ -38,6 +43,7 @@ TCP_STATES = {1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1",
 INFINITE_SSTHRESH = 0x7FFFFFFF
 AF_INET, AF_INET6 = 2, 10
 UNKNOWN_STATE = 255      # what the BPF programs store when a state was never seen
+MAX_SECONDS = 31 * 86400  # a duration or interval beyond a month is a typo
 
 
 def ca_state_name(s: int) -> str:
@@ -61,11 +67,19 @@ def _ports(text: str) -> list[int]:
 
 
 def _positive(kind):
+    """A number > 0 and finite: float() takes 'nan' and 'inf', which no
+    duration or interval can be (nan > 0 is false, so a bare test lets it by)."""
     def conv(text: str):
-        v = kind(text)
-        if v <= 0:
-            raise argparse.ArgumentTypeError(f"must be > 0: {text!r}")
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(v) or v <= 0:
+            raise argparse.ArgumentTypeError(f"must be a finite number > 0: {text!r}")
+        if kind is float and v > MAX_SECONDS:
+            raise argparse.ArgumentTypeError(f"must be at most {MAX_SECONDS:g}: {text!r}")
         return v
+    conv.__name__ = kind.__name__       # argparse names the type in its own messages
     return conv
 
 
@@ -404,6 +418,10 @@ def start(args, program: str, what: str, event_cols: list[Col], summary_cols: li
     if args.ebpf:
         print(text)
         return None
+    if os.geteuid() != 0:       # else bcc's compile fails in 190 lines of clang errors
+        print(f"{sys.argv[0].rsplit('/', 1)[-1]}: must be run as root (it loads BPF "
+              "programs): try sudo", file=sys.stderr)
+        raise SystemExit(1)
     from bcc import BPF
     b = BPF(text=text)
     out = Output(args, summary_cols if args.interval is not None else event_cols)

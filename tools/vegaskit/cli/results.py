@@ -66,6 +66,8 @@ def _worker_init():
 
 def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int,
             whole: bool) -> None:
+    """Every repetition of every run; a scenario's report is written as soon as
+    its last run is in, so a long batch keeps what it finished if it stops."""
     tasks = []
     for s, names in plans:
         reps = reps_override or s.reps(profile)
@@ -75,33 +77,37 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
             shutil.rmtree(old, ignore_errors=True)
         tasks += [(s, n, rep, rundir(base, n, rep, reps)) for rep in range(reps) for n in names]
     done: dict[str, list[dict]] = {s.name: [] for s, _ in plans}
+    left = {s.name: sum(t[0] is s for t in tasks) for s, _ in plans}
+
+    def finished(s: Scenario, sm: dict) -> None:
+        done[s.name].append(sm)
+        left[s.name] -= 1
+        if whole and not left[s.name]:
+            base = out / s.name / profile
+            sms = sorted(done[s.name], key=lambda x: (x["run"], x["rep"]))
+            (base / "summaries.json").write_text(json.dumps(sms, indent=1) + "\n")
+            print(f"   report: {report.write(s, profile, sms, base, command(profile, s.path))}",
+                  flush=True)
+
     if jobs <= 1:
         for s, n, rep, d in tasks:
             print(f"== {s.name} / {n} rep {rep} ({profile})", flush=True)
             sm = run_one(s.path, n, profile, rep, d, None)
-            done[s.name].append(sm)
             print(_line(sm), flush=True)
-    else:
-        mgr = mp.Manager()
-        slots = mgr.Queue()
-        for j in range(1, jobs + 1):
-            slots.put(j)
-        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"),
-                                    initializer=_worker_init) as pool:
-            futs = {pool.submit(run_one, s.path, n, profile, rep, d, slots): s
-                    for s, n, rep, d in tasks}
-            for f in cf.as_completed(futs):
-                sm = f.result()
-                done[futs[f].name].append(sm)
-                print(f"== {sm['scenario']}\n{_line(sm)}", flush=True)
-    if not whole:
+            finished(s, sm)
         return
-    for s, _ in plans:
-        base = out / s.name / profile
-        sms = sorted(done[s.name], key=lambda sm: (sm["run"], sm["rep"]))
-        (base / "summaries.json").write_text(json.dumps(sms, indent=1) + "\n")
-        print(f"   report: {report.write(s, profile, sms, base, command(profile, s.path))}",
-              flush=True)
+    mgr = mp.Manager()
+    slots = mgr.Queue()
+    for j in range(1, jobs + 1):
+        slots.put(j)
+    with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"),
+                                initializer=_worker_init) as pool:
+        futs = {pool.submit(run_one, s.path, n, profile, rep, d, slots): s
+                for s, n, rep, d in tasks}
+        for f in cf.as_completed(futs):
+            sm = f.result()
+            print(f"== {sm['scenario']}\n{_line(sm)}", flush=True)
+            finished(futs[f], sm)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,8 @@ def test_parallel_sets_of_different_keys_lose_no_update():
         for r in range(ROUNDS):
             want = {"alpha": 1 + r % 2, "beta": 5 + r % 2, "gamma": 1 + r % 3,
                     "ss_every_other_rtt": r % 2, "keep_base_rtt": (r + 1) % 2,
-                    "loss_cut": "1/4" if r % 2 else "1/2"}
+                    "loss_cut": "1/4" if r % 2 else "1/2",
+                    "semantics": "paper" if r % 2 else "exact"}
             done = list(pool.map(lambda kv: run("set", name, f"{kv[0]}={kv[1]}"), want.items()))
             assert all(d.returncode == 0 for d in done), [d.stderr for d in done]
             got = vegasctl_json("show", name)["params"]

@@ -41,7 +41,7 @@ def test_load_registers_and_outlives_the_command_then_unload_removes_all(kernel_
         assert inst["state"] == "registered" and inst["variant"] == "vegas"
         assert inst["registration"] == how
         assert inst["params"] == {"alpha": 2, "beta": 4, "gamma": 1, "ss_every_other_rtt": 0,
-                                  "loss_cut": "1/2", "keep_base_rtt": 1}
+                                  "loss_cut": "1/2", "semantics": "exact", "keep_base_rtt": 1}
         assert inst["restricted"] is True
     finally:
         vegasctl("unload", "bpf_vegas")
@@ -64,7 +64,13 @@ def test_presets_and_options():
     with loaded("vegas", "--preset", "original") as name:
         p = vegasctl_json("show", name)["params"]
         assert p == {"alpha": 1, "beta": 3, "gamma": 1, "ss_every_other_rtt": 1, "loss_cut": "1/4",
-                     "keep_base_rtt": 1}
+                     "semantics": "exact", "keep_base_rtt": 1}
+    with loaded("vegas", "--preset", "ns2") as name:
+        p = vegasctl_json("show", name)["params"]
+        assert (p["alpha"], p["beta"], p["semantics"]) == (1, 3, "paper")
+    for variant in ("vegas_a", "pipe", "vegas_fr"):    # the papers' own: their arithmetic
+        with loaded(variant) as name:
+            assert vegasctl_json("show", name)["params"]["semantics"] == "paper"
     with loaded("vegas", "--preset", "samios", "--unrestricted") as name:
         inst = vegasctl_json("show", name)
         assert (inst["params"]["alpha"], inst["params"]["beta"]) == (6, 6)
@@ -94,6 +100,9 @@ def test_set_changes_live_parameters_and_show_reports_them():
     (["alpha=" + "1" * 171], "not a non-negative integer"),     # not truncated to another value
     (["alpha=3", "alpha=2"], "given twice"),                    # not "the last one wins"
     (["beta=5", "--beta", "6"], "unknown option"),
+    (["semantics=ns2"], "must be exact or paper"),
+    (["semantics="], "must be exact or paper"),
+    (["half_packet=1"], "unknown parameter 'half_packet' for variant vegas"),
 ])
 def test_invalid_set_changes_nothing(args, expect):
     with loaded("vegas") as name:
@@ -115,6 +124,8 @@ def test_invalid_set_changes_nothing(args, expect):
     (["vegas", "--preset", "linux", "--preset", "brakmo"], "--preset is given twice"),
     (["vegas", "alpha=1", "--alpha", "2"], "given twice"),
     (["vegas_fr", "ref_bytes=4294967295"], "at most 16777216"),   # cwnd would grow by 1.5M an RTT
+    (["vegas_fr", "half_packet=2"], "0 or 1"),
+    (["vegas_a", "semantics=PAPER"], "must be exact or paper"),
 ])
 def test_bad_load_is_refused(args, expect):
     refused("load", *args, expect=expect)

@@ -152,6 +152,9 @@ def evaluate(paper: dict, summaries: list[dict], runs_doc: dict) -> list[dict]:
 
 def validate(paper: dict) -> None:
     """Refuse a malformed [paper] before anything runs (scenario.validate calls it)."""
+    for k in ("figures", "claims"):
+        if not isinstance(paper.get(k, []), list):
+            raise FigureError(f"paper.{k} must be a list of tables ([[paper.{k}]])")
     for i, f in enumerate(paper.get("figures", []), 1):
         what = f"paper.figures {i}"
         if not isinstance(f, dict) or set(f) - {"id", "run", "metric", "value", "note"} \
@@ -159,18 +162,22 @@ def validate(paper: dict) -> None:
             raise FigureError(f"{what} needs id, run, metric and value (and may have a note)")
         if isinstance(f["value"], bool) or not isinstance(f["value"], (int, float)):
             raise FigureError(f"{what}.value must be a number")
+        if not isinstance(f["id"], str) or not isinstance(f["run"], str):
+            raise FigureError(f"{what}: id and run must be strings")
         _check_metric(f["metric"], what)
     for i, c in enumerate(paper.get("claims", []), 1):
         what = f"paper.claims {i}"
         if not isinstance(c, dict) or set(c) - {"id", "left", "op", "right", "note"} \
                 or not {"id", "left", "op", "right"} <= set(c):
             raise FigureError(f"{what} needs id, left, op and right (and may have a note)")
+        if not isinstance(c["id"], str):
+            raise FigureError(f"{what}.id must be a string")
         if c["op"] not in (">", "<"):
             raise FigureError(f"{what}.op must be > or <")
         for side in ("left", "right"):
             v = c[side]
             if isinstance(v, dict):
-                if set(v) != {"run", "metric"}:
+                if set(v) != {"run", "metric"} or not isinstance(v["run"], str):
                     raise FigureError(f"{what}.{side} must be {{ run = ..., metric = ... }}")
                 _check_metric(v["metric"], f"{what}.{side}")
             elif side == "left" or isinstance(v, bool) or not isinstance(v, (int, float)):

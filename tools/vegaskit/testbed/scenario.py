@@ -213,7 +213,7 @@ def validate(doc: dict) -> None:
         c = _table(c, what)
         _keys(c, LINK_KEYS | {"at", "link"}, what)
         _number(c.get("at"), f"{what}.at", 0, duration)
-        if c.get("link") not in links_named:
+        if not isinstance(c.get("link"), str) or c["link"] not in links_named:
             raise ScenarioError(f"{what}.link must be bottleneck, sN or dN for a flow N, "
                                 f"not {c.get('link')!r}")
         validate_link({k: v for k, v in c.items() if k in LINK_KEYS}, what)
@@ -243,7 +243,7 @@ def validate(doc: dict) -> None:
         if "start_jitter_s" in prof:
             _number(prof["start_jitter_s"], f"{what}.start_jitter_s", 0, 60)
         names = prof.get("runs", list(runs))
-        if not isinstance(names, list) or not names:
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
             raise ScenarioError(f"{what}.runs must be a non-empty list of run names")
         unknown = [n for n in names if n not in runs]
         if unknown:
@@ -255,9 +255,14 @@ def validate(doc: dict) -> None:
         figures.validate(doc.get("paper", {}))
     except figures.FigureError as e:
         raise ScenarioError(str(e)) from None
-    for i, f in enumerate(doc.get("paper", {}).get("figures", []), 1):
-        if f["run"] not in runs:
-            raise ScenarioError(f"paper.figures {i} names unknown run {f['run']!r}")
+    paper = doc.get("paper", {})
+    named = [(f"paper.figures {i}", f["run"]) for i, f in enumerate(paper.get("figures", []), 1)]
+    named += [(f"paper.claims {i}.{side}", c[side]["run"])
+              for i, c in enumerate(paper.get("claims", []), 1)
+              for side in ("left", "right") if isinstance(c[side], dict)]
+    for what, run in named:
+        if run not in runs:
+            raise ScenarioError(f"{what} names unknown run {run!r}")
 
 
 def link_spec(d: dict, base: LinkSpec | None = None, what: str = "link") -> LinkSpec:

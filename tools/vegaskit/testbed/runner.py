@@ -301,10 +301,7 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
     shares = [fl["second_half_bps"] for fl in flows]
     lifetime = [fl["avg_bps"] for fl in flows]
     ratios = _ratios(flows, "second_half_bps")
-    qsamples = [(t, q) for t, q, _ in queue]
-    qs = metrics.queue_stats(qsamples, max(t_end, qsamples[-1][0])) if len(qsamples) > 1 else None
     ab = stats["ab"]
-    pkt_time_ms = 1500 * 8 / run.bottleneck.rate_bps * 1000 if run.bottleneck.rate_bps else 0
     joins = sorted({fl["start_s"] for fl in flows})
     conv = None
     if len(joins) > 1 and joins[-1] > 0:
@@ -331,9 +328,9 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
         "utilisation": round(metrics.utilisation(ab["bytes_out"] * 8 / span,
                                                   run.bottleneck.rate_bps), 4)
         if run.bottleneck.rate_bps and span > 0 else None,
-        "queue_mean_pkts": round(qs.mean, 2) if qs else 0.0,
-        "queue_p95_pkts": qs.p95 if qs else 0,
-        "queue_delay_p95_ms": round((qs.p95 if qs else 0) * pkt_time_ms, 2),
+        "queue_mean_pkts": links["bottleneck"]["queue_mean_pkts"],
+        "queue_p95_pkts": links["bottleneck"]["queue_p95_pkts"],
+        "queue_delay_p95_ms": links["bottleneck"]["queue_delay_p95_ms"],
         "bottleneck_drops": ab["dropped"], "bottleneck_random_losses": ab["lost"],
         "bottleneck_loss_rate": round(metrics.loss_rate(ab["dropped"] + ab["lost"], ab["pkts_in"]), 5)
         if ab["pkts_in"] else 0.0,

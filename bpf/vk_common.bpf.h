@@ -153,13 +153,14 @@ static __always_inline struct vk_event *vk_event_new(struct sock *sk, __u32 type
 	return e;
 }
 
-static __always_inline __u64 vk_th_milli(__u32 cwnd, __u32 rtt_us)
+static __always_inline __u64 vk_th_milli(__u32 pkts, __u32 rtt_us)
 {
-	return rtt_us ? (__u64)cwnd * 1000000000ull / rtt_us : 0;
+	return rtt_us ? (__u64)pkts * 1000000000ull / rtt_us : 0;
 }
 
 /* Per-RTT decision record: inputs, the rule that fired and the window after. */
-static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_sample *s,
+static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_params *p,
+					      const struct vk_sample *s,
 					      const struct vk_adapt *before,
 					      const struct vk_decision *d)
 {
@@ -179,8 +180,10 @@ static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_s
 	e->ssthresh_after = d->ssthresh;
 	e->rule = d->rule;
 	e->th_cmp = d->th_cmp;
-	e->th_milli = vk_th_milli(s->cwnd, s->rtt);
-	e->th_prev_milli = vk_th_milli(before->prev_cwnd, before->prev_rtt);
+	e->th_milli = vk_th_milli(vk_th_pkts(p, s), s->rtt);
+	e->th_prev_milli = vk_th_milli(before->prev_pkts, before->prev_rtt);
+	e->sent = s->sent;
+	e->outstanding = s->outstanding;
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -235,6 +238,22 @@ static __always_inline void vk_record(struct sock *sk, const struct vk_ca *ca,
 		f->rule_count[d->rule]++;
 }
 
+/*
+ * Packets sent since the round began, the ns-2 agent's rttLen
+ * (t_seqno_ - v_begseq_): bytes past beg_snd_nxt in whole segments, a partial
+ * one counting as one. cong_avoid runs before this ACK releases new data, as
+ * the agent's recv() decides before send_much().
+ */
+static __always_inline __u32 vk_round_sent(const struct tcp_sock *tp, const struct vk_ca *ca)
+{
+	__s32 bytes = (__s32)(tp->snd_nxt - ca->beg_snd_nxt);
+	__u32 mss = tp->mss_cache;
+
+	if (bytes <= 0 || !mss)
+		return 0;
+	return ((__u32)bytes + mss - 1) / mss;
+}
+
 /* Once per RTT: build the sample, let the variant decide, apply. */
 static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acked)
 {
@@ -252,6 +271,8 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		.acked = acked,
 		.ss_grow = ca->ss_grow,
 		.mss = tp->mss_cache,
+		.sent = vk_round_sent(tp, ca),
+		.outstanding = tp->packets_out,
 	};
 
 	struct vk_adapt before = ca->adapt;
@@ -268,7 +289,7 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 	}
 	vk_record(sk, ca, &s, &d);
 	if ((p.trace & VK_TRACE_DECISIONS) && vk_trace_leased())
-		vk_trace_decision(sk, &s, &before, &d);
+		vk_trace_decision(sk, &p, &s, &before, &d);
 	ca->cnt_rtt = 0;
 	ca->sum_rtt = 0;
 	ca->min_rtt = VK_RTT_INF;

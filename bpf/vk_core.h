@@ -29,13 +29,16 @@ struct vk_sample {
 	__u32 acked;		/* packets newly acked by this ACK */
 	__u32 ss_grow;		/* ss_every_other_rtt: 1 in a growing RTT */
 	__u32 mss;		/* bytes (vegas_fr) */
+	/* semantics=paper: the ns-2 agent's two counts (docs/DESIGN.md §3.10) */
+	__u32 sent;		/* packets sent in the round: rttLen = t_seqno_ - v_begseq_ */
+	__u32 outstanding;	/* packets out after this ACK: t_seqno_ - last_ack_ */
 };
 
 /* Per-socket adaptive state of Vegas-A and PIPE: thresholds and Th' of the last decision. */
 struct vk_adapt {
 	__u32 alpha;
 	__u32 beta;
-	__u32 prev_cwnd;	/* Th' = prev_cwnd / prev_rtt; prev_rtt 0: none yet */
+	__u32 prev_pkts;	/* Th' = prev_pkts / prev_rtt; prev_rtt 0: none yet */
 	__u32 prev_rtt;
 };
 
@@ -54,6 +57,12 @@ VK_INLINE __u32 vk_min_u32(__u32 a, __u32 b) { return a < b ? a : b; }
 VK_INLINE __u32 vk_max_u32(__u32 a, __u32 b) { return a > b ? a : b; }
 
 VK_INLINE __s32 vk_sat_s32(__u64 x) { return x > 0x7fffffff ? 0x7fffffff : (__s32)x; }
+
+/* A signed diff saturated to 32 bits (the agent's delta can be negative). */
+VK_INLINE __s32 vk_sat_diff(__s64 x)
+{
+	return x > 0x7fffffff ? 0x7fffffff : x < -0x7fffffff ? -0x7fffffff : (__s32)x;
+}
 
 /* x - 1 without wrapping below zero. */
 VK_INLINE __u32 vk_dec1(__u32 x) { return x ? x - 1 : 0; }
@@ -129,16 +138,37 @@ VK_INLINE __u64 vk_diff_backlog(__u32 cwnd, __u32 rtt, __u32 base)
 }
 
 /*
- * The ns-2 agent's diff: the backlog rounded to a whole packet,
- * "int((expect - v_actual_) * v_baseRTT_ + 0.5)" (tcp-vegas.cc), which with
- * expect = cwnd/base and actual = cwnd/rtt (seed 000, section II) is
- * floor(cwnd*(rtt-base)/rtt + 1/2), done here in integers.
+ * The ns-2 agent's diff (docs/DESIGN.md §3.10), from its own counts:
+ *   expect = (t_seqno_ - last_ack_) / baseRTT      packets outstanding after the ACK
+ *   actual = rttLen / rtt                          packets sent in the round
+ *   delta  = int((expect - actual) * baseRTT + 0.5)
+ * (ns-2.35 tcp/tcp-vegas.cc, recv()), i.e. outstanding - sent*base/rtt + 1/2
+ * truncated toward zero as C's int() does, so it can be negative. Done in
+ * integers on magnitudes (no signed divide in BPF); counts are capped at 2^30
+ * so no product overflows.
  */
-VK_INLINE __u64 vk_diff_rounded(__u32 cwnd, __u32 rtt, __u32 base)
+VK_INLINE __s64 vk_diff_agent(__u32 outstanding, __u32 sent, __u32 rtt, __u32 base)
 {
-	if (rtt <= base || !rtt)
+	__u64 pos, neg;
+
+	if (!rtt)
 		return 0;
-	return ((__u64)cwnd * (rtt - base) * 2 + rtt) / (2ull * rtt);
+	outstanding = vk_min_u32(outstanding, 1u << 30);
+	sent = vk_min_u32(sent, 1u << 30);
+	pos = 2ull * outstanding * rtt + rtt;
+	neg = 2ull * sent * base;
+	return pos >= neg ? (__s64)((pos - neg) / (2ull * rtt)) :
+			    -(__s64)((neg - pos) / (2ull * rtt));
+}
+
+/*
+ * The packets Th counts: the agent's actual rate is the packets sent in the
+ * round over its RTT (v_actual_ = rttLen/rtt); Linux's form, and the papers'
+ * text, count cwnd ([VegasA] §II: actual = cwnd/rtt).
+ */
+VK_INLINE __u32 vk_th_pkts(const struct vk_params *p, const struct vk_sample *s)
+{
+	return p->semantics == VK_SEM_PAPER ? s->sent : s->cwnd;
 }
 
 /* Window after one slow-start ACK: tcp_slow_start() without the carry-over. */
@@ -236,24 +266,25 @@ VK_INLINE int vk_decision_begin(const struct vk_sample *s, struct vk_decision *d
 VK_INLINE void vk_vegas_decide(const struct vk_params *p, const struct vk_sample *s,
 			       struct vk_decision *d)
 {
-	__u64 diff;
+	__s64 diff;
 	int vegas = vk_decision_begin(s, d);
 
 	d->alpha = p->alpha;
 	d->beta = p->beta;
 	if (!vegas)
 		return;
-	/* paper: the ns-2 agent's rounded backlog (docs/DESIGN.md §3.10) */
-	diff = p->semantics == VK_SEM_PAPER ? vk_diff_rounded(s->cwnd, s->rtt, s->base_rtt) :
-	       vk_diff_linux(s->cwnd, s->rtt, s->base_rtt);
-	d->diff = vk_sat_s32(diff);
+	/* paper: the ns-2 agent's delta from its own counts (docs/DESIGN.md §3.10) */
+	diff = p->semantics == VK_SEM_PAPER ?
+	       vk_diff_agent(s->outstanding, s->sent, s->rtt, s->base_rtt) :
+	       (__s64)vk_diff_linux(s->cwnd, s->rtt, s->base_rtt);
+	d->diff = vk_sat_diff(diff);
 
-	if (!vk_slow_start_decide(p, s, diff, d)) {
-		if (diff > p->beta) {
+	if (!vk_slow_start_decide(p, s, diff < 0 ? 0 : diff, d)) {
+		if (diff > (__s64)p->beta) {
 			d->cwnd = vk_dec1(s->cwnd);
 			d->ssthresh = vk_min_u32(s->ssthresh, vk_dec1(d->cwnd));
 			d->rule = VK_RULE_DEC;
-		} else if (diff < p->alpha) {
+		} else if (diff < (__s64)p->alpha) {
 			d->cwnd = s->cwnd + 1;
 			d->rule = VK_RULE_INC;
 		} else {
@@ -273,40 +304,40 @@ VK_INLINE int vk_cmp_backlog(__u32 cwnd, __u32 rtt, __u32 base, __u32 thresh)
 	return lhs > rhs ? 1 : lhs < rhs ? -1 : 0;
 }
 
-/* Sign of Th - Th' with Th = cwnd/rtt, exactly; no previous decision counts as Th' = 0. */
-VK_INLINE int vk_cmp_throughput(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __u32 prev_rtt)
+/* Sign of Th - Th' with Th = pkts/rtt, exactly; no previous decision counts as Th' = 0. */
+VK_INLINE int vk_cmp_throughput(__u32 pkts, __u32 rtt, __u32 prev_pkts, __u32 prev_rtt)
 {
-	__u64 now = (__u64)cwnd * prev_rtt, before = (__u64)prev_cwnd * rtt;
+	__u64 now = (__u64)pkts * prev_rtt, before = (__u64)prev_pkts * rtt;
 
 	if (!prev_rtt)
-		return cwnd ? 1 : 0;
+		return pkts ? 1 : 0;
 	return now > before ? 1 : now < before ? -1 : 0;
 }
 
 /*
- * Th - Th' as the papers' agent sees it: Th = cwnd/rtt, equal when the two
- * differ by less than half a packet per baseRTT. ns-2 compares two doubles,
- * and its clock has no jitter: a saturated bottleneck gives Th == Th' exactly,
- * round after round. Measured RTTs differ by microseconds every round, so
- * equality needs a resolution; we give Th the one the agent gives diff, half a
- * packet (docs/DESIGN.md §3.10). In 1/1024 packet per baseRTT.
+ * Th - Th' as the papers' agent sees it, Th = packets sent in the round over
+ * its RTT, equal when they differ by less than half a packet per round:
+ * |sent - sent' * rtt/rtt'| < 1/2. ns-2 compares two doubles on a clock with
+ * no jitter, so a saturated bottleneck gives Th == Th' exactly, round after
+ * round. Measured RTTs differ by microseconds every round; the resolution is
+ * that of the count itself, one packet, halved. docs/DESIGN.md §3.10 gives the
+ * measured RTT noise it must stay above.
  */
-VK_INLINE int vk_cmp_throughput_paper(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __u32 prev_rtt,
-				      __u32 base)
+VK_INLINE int vk_cmp_throughput_paper(__u32 pkts, __u32 rtt, __u32 prev_pkts, __u32 prev_rtt)
 {
 	__u64 now, before;
 
 	if (!prev_rtt || !rtt)
-		return cwnd ? 1 : 0;
-	now = (__u64)cwnd * base * 1024 / rtt;
-	before = (__u64)prev_cwnd * base * 1024 / prev_rtt;
-	return now >= before + 512 ? 1 : before >= now + 512 ? -1 : 0;
+		return pkts ? 1 : 0;
+	now = 2ull * pkts * prev_rtt;		/* 2 * Th * rtt * rtt' */
+	before = 2ull * prev_pkts * rtt;	/* 2 * Th' * rtt * rtt' */
+	return now >= before + prev_rtt ? 1 : before >= now + prev_rtt ? -1 : 0;
 }
 
 /*
  * Vegas-A (seed 000, section IV) and PIPE (seed 002, section IV), once per RTT in
  * congestion avoidance. diff is the papers' backlog form; Th is this RTT's
- * cwnd/rtt and Th' that of the previous decision. Our reading, docs/DESIGN.md §3:
+ * actual rate and Th' that of the previous decision. Our reading, docs/DESIGN.md §3:
  *
  *   alpha < diff < beta:   Th > Th' -> cwnd+1, alpha+1, beta+1; else hold
  *   diff < alpha           (PIPE: diff <= alpha)
@@ -323,10 +354,11 @@ VK_INLINE int vk_cmp_throughput_paper(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __
  * alpha never drops below 1 nor rises above alpha_max, and alpha and beta move
  * together, so beta - alpha never changes.
  *
- * With semantics=paper, diff is the agent's whole-packet rounding and Th is
- * compared at half a packet per baseRTT, so the ties PIPE and Vegas-A treat
- * differently (diff == alpha, diff == beta, Th == Th') occur as they did in
- * the papers' ns-2 runs; with exact, they almost never do (docs/DESIGN.md §3.10).
+ * With semantics=paper, diff is the agent's delta from its own counts and Th
+ * the packets sent in the round over its RTT, compared at half a packet per
+ * round, so the ties PIPE and Vegas-A treat differently (diff == alpha,
+ * diff == beta, Th == Th') occur as they did in the papers' ns-2 runs; with
+ * exact, they almost never do (docs/DESIGN.md §3.10).
  *
  * Th' is "the actual throughput at previous rtt" (seed 000, IV), so every
  * round that measured an RTT updates it, a Reno-fallback round too. Outside
@@ -337,37 +369,36 @@ VK_INLINE int vk_cmp_throughput_paper(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __
 VK_INLINE void vk_adaptive_decide(const struct vk_params *p, const struct vk_sample *s,
 				  struct vk_adapt *a, int pipe, struct vk_decision *d)
 {
-	int lo, hi, th, below, above, paper;
-	__u64 diff;
+	int lo, hi, th;
+	__u32 pkts = vk_th_pkts(p, s);
+	__s64 diff;
 
 	if (!vk_decision_begin(s, d)) {
 		d->alpha = a->alpha;
 		d->beta = a->beta;
 		if (s->cnt_rtt && s->rtt >= s->base_rtt && s->base_rtt) {
-			a->prev_cwnd = s->cwnd;		/* a measured round: Th' */
+			a->prev_pkts = pkts;		/* a measured round: Th' */
 			a->prev_rtt = s->rtt;
 		}
 		return;
 	}
-	paper = p->semantics == VK_SEM_PAPER;
-	diff = paper ? vk_diff_rounded(s->cwnd, s->rtt, s->base_rtt) :
-		       vk_diff_backlog(s->cwnd, s->rtt, s->base_rtt);
-	d->diff = vk_sat_s32(diff);
-	if (!vk_slow_start_decide(p, s, diff, d)) {
-		if (paper) {
-			lo = diff > a->alpha ? 1 : diff < a->alpha ? -1 : 0;
-			hi = diff > a->beta ? 1 : diff < a->beta ? -1 : 0;
-			th = vk_cmp_throughput_paper(s->cwnd, s->rtt, a->prev_cwnd, a->prev_rtt,
-						     s->base_rtt);
-		} else {
-			lo = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->alpha);
-			hi = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->beta);
-			th = vk_cmp_throughput(s->cwnd, s->rtt, a->prev_cwnd, a->prev_rtt);
-		}
-		d->th_cmp = th;
-		below = pipe ? lo <= 0 : lo < 0;
-		above = pipe ? hi >= 0 : hi > 0;
+	if (p->semantics == VK_SEM_PAPER) {
+		diff = vk_diff_agent(s->outstanding, s->sent, s->rtt, s->base_rtt);
+		lo = diff > a->alpha ? 1 : diff < a->alpha ? -1 : 0;
+		hi = diff > a->beta ? 1 : diff < a->beta ? -1 : 0;
+		th = vk_cmp_throughput_paper(pkts, s->rtt, a->prev_pkts, a->prev_rtt);
+	} else {
+		diff = (__s64)vk_diff_backlog(s->cwnd, s->rtt, s->base_rtt);
+		lo = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->alpha);
+		hi = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->beta);
+		th = vk_cmp_throughput(pkts, s->rtt, a->prev_pkts, a->prev_rtt);
+	}
+	d->diff = vk_sat_diff(diff);
+	if (!vk_slow_start_decide(p, s, diff < 0 ? 0 : diff, d)) {
+		int below = pipe ? lo <= 0 : lo < 0;
+		int above = pipe ? hi >= 0 : hi > 0;
 
+		d->th_cmp = th;
 		if (lo > 0 && hi < 0)
 			d->rule = th > 0 ? VK_RULE_INC_ADAPT : VK_RULE_HOLD;
 		else if (below)
@@ -393,7 +424,7 @@ VK_INLINE void vk_adaptive_decide(const struct vk_params *p, const struct vk_sam
 			}
 		}
 	}
-	a->prev_cwnd = s->cwnd;
+	a->prev_pkts = pkts;
 	a->prev_rtt = s->rtt;
 	d->alpha = a->alpha;
 	d->beta = a->beta;

@@ -60,13 +60,15 @@ enum vk_rule {
 
 /*
  * How a per-RTT decision reads its measurements (docs/DESIGN.md §3.10). exact:
- * the round's minimum RTT and exact fractions (Linux tcp_vegas.c); paper: the
- * papers' ns-2 agent, i.e. the round's average RTT, diff rounded to a whole
- * packet, and Th compared at half a packet per baseRTT.
+ * the round's minimum RTT and exact fractions of cwnd (Linux tcp_vegas.c);
+ * paper: the papers' ns-2 agent, i.e. the round's average RTT, diff from the
+ * packets outstanding and the packets sent in the round, rounded to a whole
+ * packet, and Th (sent/rtt) compared at half a packet per round. vegas_fr
+ * takes only the average RTT (its paper defines the rest with cwnd).
  */
 #define VK_SEMANTICS(X)								\
 	X(VK_SEM_EXACT,		exact,		"min RTT of the round, exact fractions (Linux)") \
-	X(VK_SEM_PAPER,		paper,		"average RTT of the round, diff rounded (ns-2 agent)")
+	X(VK_SEM_PAPER,		paper,		"the ns-2 agent: average RTT, its counts, rounded diff")
 
 enum vk_semantics {
 	VK_SEMANTICS(VK_ENUM_ID)
@@ -226,7 +228,7 @@ struct vk_event {
 	__u32 cwnd;		/* before the decision / at the ACK */
 	__u32 ssthresh;
 	__u32 in_flight;	/* ACK: ack_sample.in_flight */
-	__s32 rtt_us;		/* ACK: the sample; decision: the RTT used (min over the RTT) */
+	__s32 rtt_us;		/* ACK: the sample; decision: the round's RTT the rule used */
 	__u32 base_rtt_us;
 	__u32 cnt_rtt;		/* decision: samples in the RTT */
 	__s32 diff;		/* decision: packets (bytes for vegas_fr) */
@@ -235,8 +237,10 @@ struct vk_event {
 	__u32 cwnd_after;
 	__u32 ssthresh_after;
 	__u32 rule;		/* enum vk_rule */
-	__u64 th_milli;
+	__u64 th_milli;		/* decision: Th, packets/s x 1000 (paper: sent/rtt) */
 	__u64 th_prev_milli;
+	__u32 sent;		/* decision: packets sent in the round (ns-2 rttLen) */
+	__u32 outstanding;	/* decision: tp->packets_out after the ACK */
 };
 
 #endif /* VK_INTF_H */

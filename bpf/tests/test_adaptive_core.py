@@ -5,7 +5,7 @@ diff exactly: rtt = 10000/(10-diff), e.g. diff 2 -> 1250, 3 -> 1428.57 (not exac
 so the cases use these exact points (cwnd 10, base 1000):
   rtt 1000 -> diff 0      rtt 1111 -> 0.9991   rtt 1250 -> 2.0 exactly
   rtt 1500 -> 3.333       rtt 1667 -> 4.001    rtt 2000 -> 5.0 exactly
-alpha/beta are chosen around those. Th = cwnd/rtt; Th' from prev_cwnd/prev_rtt.
+alpha/beta are chosen around those. Th = cwnd/rtt (semantics=exact); Th' from prev_pkts/prev_rtt.
 """
 import pytest
 
@@ -17,8 +17,8 @@ BASE = 1000
 def run(variant, alpha, beta, rtt, th, cwnd=10):
     """One decision in congestion avoidance; th in '>', '<', '=' sets Th' relative to Th."""
     prev_rtt = rtt
-    prev_cwnd = {">": cwnd - 1, "<": cwnd + 1, "=": cwnd}[th]
-    a = Adapt(alpha=alpha, beta=beta, prev_cwnd=prev_cwnd, prev_rtt=prev_rtt)
+    prev_pkts = {">": cwnd - 1, "<": cwnd + 1, "=": cwnd}[th]
+    a = Adapt(alpha=alpha, beta=beta, prev_pkts=prev_pkts, prev_rtt=prev_rtt)
     p = params(variant, alpha=alpha, beta=beta, alpha_max=64)
     d = adaptive(p, sample(cwnd=cwnd, ssthresh=2, base_rtt=BASE, rtt=rtt), a,
                  pipe=(variant == "PIPE"))
@@ -65,11 +65,11 @@ def test_the_differences_are_exactly_the_boundaries_and_ties():
 
 
 def test_alpha_capped_at_alpha_max_and_gap_kept():
-    a = Adapt(alpha=5, beta=8, prev_cwnd=9, prev_rtt=1500)
+    a = Adapt(alpha=5, beta=8, prev_pkts=9, prev_rtt=1500)
     d = adaptive(params("VEGAS_A", alpha_max=5), sample(cwnd=10, ssthresh=2, rtt=1500), a, False)
     # diff 3.33 < alpha 5 -> below, alpha > 1, Th rising -> cwnd+1 only
     assert (d.rule, a.alpha, a.beta) == (INC, 5, 8)
-    a = Adapt(alpha=3, beta=6, prev_cwnd=9, prev_rtt=1667)
+    a = Adapt(alpha=3, beta=6, prev_pkts=9, prev_rtt=1667)
     d = adaptive(params("VEGAS_A", alpha_max=3), sample(cwnd=10, ssthresh=2, rtt=1667), a, False)
     # diff 4.001 in (3, 6), Th 10/1667 > Th' 9/1667 -> INC_ADAPT, but alpha is at
     # alpha_max: the window grows, the thresholds do not
@@ -77,27 +77,27 @@ def test_alpha_capped_at_alpha_max_and_gap_kept():
 
 
 def test_th_prime_is_updated_and_first_decision_sees_rising_throughput():
-    a = Adapt(alpha=2, beta=5, prev_cwnd=0, prev_rtt=0)
+    a = Adapt(alpha=2, beta=5, prev_pkts=0, prev_rtt=0)
     d = adaptive(params("VEGAS_A"), sample(cwnd=10, ssthresh=2, rtt=1500), a, False)
     assert d.rule == INC_A                       # no Th' yet: Th > 0
-    assert (a.prev_cwnd, a.prev_rtt) == (10, 1500)
+    assert (a.prev_pkts, a.prev_rtt) == (10, 1500)
 
 
 def test_reno_fallback_keeps_thresholds_and_measures_th():
     """A round with too few samples for a decision still measured the actual
     throughput: it becomes Th' (seed 000, IV: "at previous rtt")."""
-    a = Adapt(alpha=4, beta=7, prev_cwnd=8, prev_rtt=1200)
+    a = Adapt(alpha=4, beta=7, prev_pkts=8, prev_rtt=1200)
     d = adaptive(params("PIPE"), sample(cnt_rtt=2), a, True)
     assert d.rule == RULE["RENO"]
-    assert (a.alpha, a.beta, a.prev_cwnd, a.prev_rtt) == (4, 7, 10, 1000)
+    assert (a.alpha, a.beta, a.prev_pkts, a.prev_rtt) == (4, 7, 10, 1000)
     assert (d.alpha, d.beta) == (4, 7)
 
 
 def test_round_without_rtt_samples_leaves_th_prime():
-    a = Adapt(alpha=4, beta=7, prev_cwnd=8, prev_rtt=1200)
+    a = Adapt(alpha=4, beta=7, prev_pkts=8, prev_rtt=1200)
     d = adaptive(params("PIPE"), sample(cnt_rtt=0, rtt=0x7FFFFFFF), a, True)
     assert d.rule == RULE["RENO"]
-    assert (a.prev_cwnd, a.prev_rtt) == (8, 1200)
+    assert (a.prev_pkts, a.prev_rtt) == (8, 1200)
 
 
 def test_slow_start_is_vegas_slow_start():

@@ -1,21 +1,24 @@
 """semantics=paper: the decisions of the papers' ns-2 agent (docs/DESIGN.md §3.10).
 
 ns-2.35 tcp/tcp-vegas.cc, recv(): rtt = v_sumRTT_ / v_cntRTT_ (the round's
-average), delta = int((expect - actual) * baseRTT + 0.5) (a whole packet).
-Th is compared at half a packet per baseRTT. Cases use cwnd 10, base 1000 us:
+average); expect = (t_seqno_ - last_ack_)/baseRTT, the packets outstanding after
+the ACK; actual = rttLen/rtt, the packets sent in the round;
+delta = int((expect - actual) * baseRTT + 0.5). Th = actual, compared at half a
+packet per round. The table's cases have a full window in flight
+(sent = outstanding = cwnd = 10), base 1000 us:
 
   rtt 1200 -> backlog 1.667 -> 2     rtt 1300 -> 2.308 -> 2
   rtt 1450 -> 3.103 -> 3             rtt 2000 -> 5.0   -> 5
 
-Th vs Th': '>' and '<' are one packet per RTT more or less (Th*base moves by
-0.77 packet), '~' is the same window 20 us slower (0.12 packet): jitter.
+Th vs Th': '>' and '<' are one packet per RTT more or less, '~' is the same
+count 20 us slower (0.15 packet per round): jitter.
 """
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vkcore import (Adapt, RULE, adaptive, cmp_throughput_paper, diff_rounded, params,
+from vkcore import (Adapt, RULE, adaptive, cmp_throughput_paper, diff_agent, params,
                     round_rtt, rtt_sample_sum, sample, vegas)
 
 BASE = 1000
@@ -23,8 +26,8 @@ INC, INC_A, DEC, DEC_A, HOLD = (RULE[r] for r in ("INC", "INC_ADAPT", "DEC", "DE
 
 
 def run(variant, semantics, alpha, beta, rtt, th, cwnd=10):
-    prev_cwnd, prev_rtt = {">": (cwnd - 1, rtt), "<": (cwnd + 1, rtt), "~": (cwnd, rtt + 20)}[th]
-    a = Adapt(alpha=alpha, beta=beta, prev_cwnd=prev_cwnd, prev_rtt=prev_rtt)
+    prev_pkts, prev_rtt = {">": (cwnd - 1, rtt), "<": (cwnd + 1, rtt), "~": (cwnd, rtt + 20)}[th]
+    a = Adapt(alpha=alpha, beta=beta, prev_pkts=prev_pkts, prev_rtt=prev_rtt)
     p = params(variant, alpha=alpha, beta=beta, semantics=semantics)
     d = adaptive(p, sample(cwnd=cwnd, ssthresh=2, base_rtt=BASE, rtt=rtt), a,
                  pipe=(variant == "PIPE"))
@@ -74,7 +77,7 @@ def test_variants_differ_in_paper_mode_exactly_on_ties():
 def moves_under_jitter(semantics: str) -> list[str]:
     """20 rounds at cwnd 10 on a standing queue of ~2.3 packets, the RTT
     wobbling by 20 us: the rules that changed the window or the thresholds."""
-    a = Adapt(alpha=1, beta=4, prev_cwnd=10, prev_rtt=1320)
+    a = Adapt(alpha=1, beta=4, prev_pkts=10, prev_rtt=1320)
     p = params("VEGAS_A", alpha=1, beta=4, semantics=semantics)
     moves = []
     for i in range(20):
@@ -92,22 +95,32 @@ def test_jitter_alone_moves_nothing_in_paper_mode():
     assert moves_under_jitter("paper") == []
 
 
-@pytest.mark.parametrize("cwnd,rtt,base,want", [
-    (10, 1000, 1000, 0), (10, 1250, 1000, 2), (10, 1300, 1000, 2), (10, 1450, 1000, 3),
-    (5, 2000, 1000, 3),     # 2.5 rounds up, as int(x + 0.5)
-    (3, 2000, 1000, 2),     # 1.5 -> 2
-    (4, 2000, 1000, 2),     # 2.0 exactly
-    (10, 900, 1000, 0),     # below baseRTT: no backlog
+@pytest.mark.parametrize("out,sent,rtt,base,want", [
+    (10, 10, 1000, 1000, 0), (10, 10, 1250, 1000, 2), (10, 10, 1300, 1000, 2),
+    (10, 10, 1450, 1000, 3),
+    (5, 5, 2000, 1000, 3),      # 2.5 rounds up, as int(x + 0.5)
+    (3, 3, 2000, 1000, 2),      # 1.5 -> 2
+    (4, 4, 2000, 1000, 2),      # 2.0 exactly
+    (10, 10, 900, 1000, 0),     # faster than baseRTT: 1 - 1.111 + 0.5 = 0.39 -> 0
+    # the counts apart: rerouting after the switch (docs/DESIGN.md §3.10),
+    # cwnd 4, rtt 281 ms over a baseRTT of 78 ms. cwnd for both: 2.89 -> 3.
+    (4, 4, 281000, 78000, 3),
+    (3, 4, 281000, 78000, 2),   # one packet acked: 3 - 1.11 = 1.89 -> 2
+    (2, 4, 281000, 78000, 1),   # two acked: 0.89 -> 1
+    (0, 4, 281000, 78000, 0),   # -1.11 + 0.5 = -0.61: int() truncates toward zero
+    (0, 10, 1000, 1000, -9),    # -10 + 0.5 = -9.5 -> -9, not -10
 ])
-def test_diff_rounded_rows(cwnd, rtt, base, want):
-    assert diff_rounded(cwnd, rtt, base) == want
+def test_diff_agent_rows(out, sent, rtt, base, want):
+    assert diff_agent(out, sent, rtt, base) == want
 
 
 @settings(max_examples=2000, derandomize=True)
-@given(st.integers(1, 100_000), st.integers(1, 10_000_000), st.integers(1, 10_000_000))
-def test_diff_rounded_is_the_agents_rounding(cwnd, rtt, base):
-    x = Fraction(cwnd * (rtt - base), rtt) if rtt > base else Fraction(0)
-    assert diff_rounded(cwnd, rtt, base) == int(x + Fraction(1, 2))
+@given(st.integers(0, 100_000), st.integers(0, 100_000), st.integers(1, 10_000_000),
+       st.integers(1, 10_000_000))
+def test_diff_agent_is_the_agents_arithmetic(out, sent, rtt, base):
+    """int() of a Fraction truncates toward zero, as C's int() of a double does."""
+    expect, actual = Fraction(out, base), Fraction(sent, rtt)
+    assert diff_agent(out, sent, rtt, base) == int((expect - actual) * base + Fraction(1, 2))
 
 
 def test_round_rtt_is_the_average_in_paper_mode():
@@ -120,22 +133,47 @@ def test_round_rtt_is_the_average_in_paper_mode():
     assert round_rtt("paper", m, 0, 0) == m          # no samples: nothing to average
 
 
-@pytest.mark.parametrize("cwnd,rtt,pc,pr,want", [
-    (10, 1300, 10, 1320, 0),     # jitter: 0.12 packet per baseRTT
-    (10, 1300, 9, 1300, 1),      # 0.77 higher
+@pytest.mark.parametrize("pkts,rtt,pp,pr,want", [
+    (10, 1300, 10, 1320, 0),     # jitter: 10 - 10*1300/1320 = 0.15 packet per round
+    (10, 1300, 9, 1300, 1),      # one packet more in the same time
     (10, 1300, 11, 1300, -1),
     (10, 1000, 10, 1049, 0),     # 0.467: inside half a packet
     (10, 1000, 10, 1053, 1),     # 0.503: outside
+    (5, 281000, 4, 281000, 1),   # rerouting's window growing on a long RTT: a whole
+                                 # packet per round (0.28 per baseRTT of 78 ms)
+    (11, 1100, 10, 1000, 0),     # saturated link: a packet more, a packet's time longer
     (10, 1300, 0, 0, 1),         # no Th' yet counts as Th' = 0
 ])
-def test_throughput_compared_at_half_a_packet(cwnd, rtt, pc, pr, want):
-    assert cmp_throughput_paper(cwnd, rtt, pc, pr, BASE) == want
+def test_throughput_compared_at_half_a_packet_per_round(pkts, rtt, pp, pr, want):
+    assert cmp_throughput_paper(pkts, rtt, pp, pr) == want
+
+
+def test_adaptive_paper_mode_counts_what_the_agent_counts():
+    """Rerouting after the switch: cwnd 4, rtt 281 ms, baseRTT 78 ms, alpha 1,
+    beta 3, the window grown by one at the same RTT. With cwnd for both counts
+    diff rounds to beta and Vegas-A holds; with the agent's counts (3 out after
+    the ACK, 5 sent, Th up a packet per round) diff is 1.6 -> 2, inside
+    (alpha, beta), and Th rising grows the window and the thresholds."""
+    a = Adapt(alpha=1, beta=3, prev_pkts=4, prev_rtt=281000)
+    p = params("VEGAS_A", alpha=1, beta=3, semantics="paper")
+    s = sample(cwnd=5, ssthresh=2, base_rtt=78000, rtt=281000, outstanding=3, sent=5)
+    d = adaptive(p, s, a, pipe=False)
+    assert (d.diff, d.th_cmp, d.rule, d.cwnd, a.alpha) == (2, 1, INC_A, 6, 2)
+    assert (a.prev_pkts, a.prev_rtt) == (5, 281000)      # Th' is the count sent
+    a = Adapt(alpha=1, beta=3, prev_pkts=4, prev_rtt=281000)
+    d = adaptive(params("VEGAS_A", alpha=1, beta=3, semantics="exact"), s, a, pipe=False)
+    assert (d.rule, a.prev_pkts) == (RULE["DEC_ADAPT"], 5)   # exact: cwnd 5, 3.6 > beta
 
 
 def test_vegas_paper_mode_uses_the_agents_rounded_backlog():
-    """ns-2's Vegas: delta = round(backlog); Linux: floor(cwnd*(rtt-base)/base)."""
+    """ns-2's Vegas: delta from its counts, rounded; Linux: floor(cwnd*(rtt-base)/base)."""
     s = sample(cwnd=10, ssthresh=2, base_rtt=BASE, rtt=1450)
     d = vegas(params("VEGAS", alpha=1, beta=3, semantics="paper"), s)
     assert (d.diff, d.rule) == (3, HOLD)              # 3.10 -> 3: not above beta
     d = vegas(params("VEGAS", alpha=1, beta=3, semantics="exact"), s)
     assert (d.diff, d.rule) == (4, DEC)               # 10*450/1000 = 4.5 -> 4 > 3
+    s = sample(cwnd=10, ssthresh=2, base_rtt=BASE, rtt=1450, outstanding=8, sent=10)
+    d = vegas(params("VEGAS", alpha=1, beta=3, semantics="paper"), s)
+    assert (d.diff, d.rule) == (1, HOLD)              # 8 - 6.90 = 1.10 -> 1: at alpha
+    d = vegas(params("VEGAS", alpha=1, beta=3, semantics="exact"), s)
+    assert (d.diff, d.rule) == (4, DEC)               # exact ignores the counts

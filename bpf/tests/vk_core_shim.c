@@ -22,14 +22,14 @@ __u32 vkt_round_rtt(__u32 semantics, __u32 min, __u64 sum, __u32 cnt)
 	return vk_round_rtt(semantics, min, sum, cnt);
 }
 
-__u64 vkt_diff_rounded(__u32 cwnd, __u32 rtt, __u32 base)
+__s64 vkt_diff_agent(__u32 outstanding, __u32 sent, __u32 rtt, __u32 base)
 {
-	return vk_diff_rounded(cwnd, rtt, base);
+	return vk_diff_agent(outstanding, sent, rtt, base);
 }
 
-int vkt_cmp_throughput_paper(__u32 cwnd, __u32 rtt, __u32 prev_cwnd, __u32 prev_rtt, __u32 base)
+int vkt_cmp_throughput_paper(__u32 pkts, __u32 rtt, __u32 prev_pkts, __u32 prev_rtt)
 {
-	return vk_cmp_throughput_paper(cwnd, rtt, prev_cwnd, prev_rtt, base);
+	return vk_cmp_throughput_paper(pkts, rtt, prev_pkts, prev_rtt);
 }
 
 __u32 vkt_loss_ssthresh(__u32 cwnd, __u32 loss_cut)

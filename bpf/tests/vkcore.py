@@ -25,11 +25,11 @@ class Params(C.Structure):
 class Sample(C.Structure):
     _fields_ = [(n, C.c_uint32) for n in (
         "cwnd", "ssthresh", "cwnd_clamp", "base_rtt", "rtt", "cnt_rtt", "acked", "ss_grow",
-        "mss")]
+        "mss", "sent", "outstanding")]
 
 
 class Adapt(C.Structure):
-    _fields_ = [(n, C.c_uint32) for n in ("alpha", "beta", "prev_cwnd", "prev_rtt")]
+    _fields_ = [(n, C.c_uint32) for n in ("alpha", "beta", "prev_pkts", "prev_rtt")]
 
 
 class Decision(C.Structure):
@@ -49,10 +49,10 @@ lib.vkt_rtt_sample.argtypes = [C.POINTER(C.c_uint32)] * 2 + [C.POINTER(C.c_uint6
                                C.POINTER(C.c_uint32), C.c_int32]
 lib.vkt_round_rtt.restype = C.c_uint32
 lib.vkt_round_rtt.argtypes = [C.c_uint32, C.c_uint32, C.c_uint64, C.c_uint32]
-lib.vkt_diff_rounded.restype = C.c_uint64
-lib.vkt_diff_rounded.argtypes = [C.c_uint32] * 3
+lib.vkt_diff_agent.restype = C.c_int64
+lib.vkt_diff_agent.argtypes = [C.c_uint32] * 4
 lib.vkt_cmp_throughput_paper.restype = C.c_int
-lib.vkt_cmp_throughput_paper.argtypes = [C.c_uint32] * 5
+lib.vkt_cmp_throughput_paper.argtypes = [C.c_uint32] * 4
 
 NO_CLAMP = 0xFFFFFFFF
 INF_SSTHRESH = 0x7FFFFFFF      # TCP_INFINITE_SSTHRESH
@@ -68,9 +68,13 @@ def params(variant: str = "VEGAS", **kw) -> Params:
 
 
 def sample(**kw) -> Sample:
+    """A decision's inputs; the agent's counts default to a full window in
+    flight (sent = outstanding = cwnd), where they agree with cwnd."""
     base = dict(cwnd=10, ssthresh=INF_SSTHRESH, cwnd_clamp=NO_CLAMP, base_rtt=1000, rtt=1000,
                 cnt_rtt=10, acked=1, ss_grow=1, mss=1448)
     base.update(kw)
+    base.setdefault("sent", base["cwnd"])
+    base.setdefault("outstanding", base["cwnd"])
     return Sample(**base)
 
 
@@ -98,12 +102,12 @@ def round_rtt(semantics: str, mn: int, total: int, cnt: int) -> int:
     return lib.vkt_round_rtt(SEMANTICS[semantics], mn, total, cnt)
 
 
-def diff_rounded(cwnd: int, rtt: int, base: int) -> int:
-    return lib.vkt_diff_rounded(cwnd, rtt, base)
+def diff_agent(outstanding: int, sent: int, rtt: int, base: int) -> int:
+    return lib.vkt_diff_agent(outstanding, sent, rtt, base)
 
 
-def cmp_throughput_paper(cwnd: int, rtt: int, prev_cwnd: int, prev_rtt: int, base: int) -> int:
-    return lib.vkt_cmp_throughput_paper(cwnd, rtt, prev_cwnd, prev_rtt, base)
+def cmp_throughput_paper(pkts: int, rtt: int, prev_pkts: int, prev_rtt: int) -> int:
+    return lib.vkt_cmp_throughput_paper(pkts, rtt, prev_pkts, prev_rtt)
 
 
 def adaptive(p: Params, s: Sample, a: Adapt, pipe: bool) -> Decision:

@@ -4,6 +4,7 @@ signature behaviour of each research variant seen from the kernel side.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 
 import pytest
 
@@ -212,20 +213,61 @@ def test_every_adaptive_decision_follows_the_papers_table(adaptive_run, cc):
 
 
 @pytest.mark.parametrize("cc", ["bpf_vegas_a", "bpf_pipe"])
-def test_th_is_compared_at_half_a_packet_per_base_rtt(adaptive_run, cc):
+def test_diff_is_the_agents_delta_from_its_counts(adaptive_run, cc):
+    """diff is ns-2's delta, int(outstanding - sent*base/rtt + 0.5), from the
+    counts the record carries: packets out after the ACK and packets sent in
+    the round (docs/DESIGN.md §3.10); and those counts are the window's."""
+    ca = [r for r in adaptive_run[cc] if r["rule"] in CA_RULES]
+    for r in ca:
+        delta = Fraction(r["outstanding"]) - Fraction(r["sent"] * r["base_rtt_us"], r["rtt_us"])
+        assert r["diff"] == int(delta + Fraction(1, 2)), r
+        assert r["outstanding"] <= r["cwnd"], r
+    # a cwnd-limited flow sends about a window per round (delayed ACKs: +-2)
+    near = [r for r in ca if abs(r["sent"] - r["cwnd"]) <= 2]
+    assert len(near) >= 0.9 * len(ca), (len(near), len(ca))
+
+
+@pytest.mark.parametrize("cc", ["bpf_vegas_a", "bpf_pipe"])
+def test_th_is_compared_at_half_a_packet_per_round(adaptive_run, cc):
     """th_cmp agrees with the record's own Th and Th' (packets/s): equal when
-    |Th - Th'| * baseRTT < 1/2 packet. Cases within 2% of the edge are left
-    out: the record's Th is rounded to 0.001 packet/s."""
+    |Th - Th'| * rtt < 1/2 packet. Cases within 0.01 packet of the edge are
+    left out: the record's Th is rounded to 0.001 packet/s."""
     checked = 0
     for r in adaptive_run[cc]:
         if r["rule"] not in CA_RULES or not r["th_prev"]:
             continue
-        gap = (r["th"] - r["th_prev"]) * r["base_rtt_us"] / 1e6
+        gap = (r["th"] - r["th_prev"]) * r["rtt_us"] / 1e6
         if abs(abs(gap) - 0.5) < 0.01:
             continue
         assert r["th_cmp"] == (0 if abs(gap) < 0.5 else 1 if gap > 0 else -1), r
         checked += 1
     assert checked > 100
+
+
+def rtt_noise_pkts(recs: list[dict]) -> list[float]:
+    """|Th - Th'| in packets per round where nothing but the RTT's noise can
+    move it: the same count sent in two rounds whose window did not change
+    (the decision before each held), so the queue did not change either."""
+    ca = [r for r in recs if r["rule"] in CA_RULES]
+    out = []
+    for a, b, c in zip(ca, ca[1:], ca[2:]):
+        if a["rule"] == b["rule"] == "hold" and b["sent"] == c["sent"] and c["th_prev"]:
+            out.append(abs(c["th"] - c["th_prev"]) * c["rtt_us"] / 1e6)
+    return out
+
+
+def test_th_resolution_is_above_the_measured_rtt_noise(adaptive_run):
+    """Half a packet per round is the resolution of Th in paper mode; it must
+    sit above what the RTT's noise alone moves Th by, or Vegas-A would move its
+    thresholds on noise (issue 11). Measured here on both variants' runs; the
+    figure is quoted in docs/DESIGN.md §3.10."""
+    noise = sorted(rtt_noise_pkts(adaptive_run["bpf_vegas_a"]) +
+                   rtt_noise_pkts(adaptive_run["bpf_pipe"]))
+    assert len(noise) >= 50, len(noise)
+    p50, p99 = noise[len(noise) // 2], noise[int(len(noise) * 0.99)]
+    print(f"RTT noise in Th, packets per round, {len(noise)} round pairs: "
+          f"median {p50:.3f}, p99 {p99:.3f}, max {noise[-1]:.3f}")
+    assert p99 < 0.5, (p50, p99)
 
 
 def test_pipe_and_vegas_a_part_ways_on_ties(adaptive_run):

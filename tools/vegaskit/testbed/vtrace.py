@@ -14,7 +14,7 @@ VEGASCTL = str(paths.VEGASCTL)
 
 INT_FIELDS = ("netns", "sport", "dport", "cwnd", "ssthresh", "in_flight", "rtt_us",
               "base_rtt_us", "cnt_rtt", "diff", "alpha", "beta", "cwnd_after", "ssthresh_after",
-              "th_cmp")
+              "th_cmp", "sent", "outstanding")
 
 
 def parse_csv(text: str) -> list[dict]:

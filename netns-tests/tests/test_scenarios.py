@@ -6,6 +6,7 @@ are for `make results` and its reports, never asserted here.
 """
 from __future__ import annotations
 
+import json
 import signal
 import statistics
 import subprocess
@@ -237,3 +238,42 @@ def test_sigint_mid_run_leaves_nothing(tmp_path):
     left = subprocess.run(["pgrep", "-f", f"vk{p.pid}x"], capture_output=True, text=True).stdout
     assert left == "", f"processes left: {left}"
     assert set(available_cc()) == before
+
+
+TWO_RUNS = '''
+name = "merge"
+duration = 4
+[links]
+bottleneck = { rate = "5M", rtt_ms = 20, buffer = 50 }
+[[flows]]
+cc = "{cc}"
+[runs]
+reno = { cc = "reno" }
+cubic = { cc = "cubic" }
+[profiles.full]
+time_scale = 1.0
+reps = 2
+'''
+
+
+def test_a_rerun_of_one_run_replaces_only_its_repetitions(tmp_path):
+    """`--run NAME` reruns that run's repetitions and merges them into
+    summaries.json and the report; the other runs' repetitions stay as they were.
+    Every summary records the commit it ran from."""
+    sc = tmp_path / "merge.toml"
+    sc.write_text(TWO_RUNS)
+    cmd = [sys.executable, "-m", "vegaskit.cli.results", str(sc), "--profile", "full",
+           "--out", str(tmp_path / "out")]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    path = tmp_path / "out" / "merge" / "full" / "summaries.json"
+    first = {(s["run"], s["rep"]): s for s in json.loads(path.read_text())}
+    assert sorted(first) == [("cubic", 0), ("cubic", 1), ("reno", 0), ("reno", 1)]
+    subprocess.run(cmd + ["--run", "reno"], check=True, capture_output=True, timeout=120)
+    second = {(s["run"], s["rep"]): s for s in json.loads(path.read_text())}
+    assert sorted(second) == sorted(first)
+    for key in second:
+        same = second[key]["t0_monotonic"] == first[key]["t0_monotonic"]
+        assert same == (key[0] == "cubic"), key
+        assert second[key]["commit"] not in ("", "unknown")
+    report = (tmp_path / "out" / "merge" / "full" / "report.md").read_text()
+    assert f"Source commit of the runs: {second[('reno', 0)]['commit']} (4 runs)" in report

@@ -115,3 +115,14 @@ def test_the_results_command_refuses_a_bad_file_in_one_line(tmp_path):
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("testbed: "), r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_partial_rerun_with_other_reps_is_refused_over_the_results(tmp_path):
+    """--run with a --reps other than the profile's would overwrite the kept
+    repetitions of those runs in results/ with a series no report matches."""
+    r = subprocess.run([sys.executable, "-m", "vegaskit.cli.results",
+                        str(paths.SCENARIOS / "rerouting.toml"), "--profile", "full",
+                        "--run", "vegas_a", "--reps", "1"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "give --out DIR" in r.stderr, r.stderr

@@ -7,7 +7,10 @@
 Runs each scenario's runs (all, or those named) `reps` times (the profile's,
 or --reps) on namespace dumbbells and writes DIR/<scenario>/<profile>/<run>/
 (rep<k>/ when repeated), DIR/<scenario>/<profile>/report.md and, for the full
-profile, the index DIR/README.md. --jobs N runs up to N at once (each with
+profile, the index DIR/README.md. Runs named with --run replace those runs'
+earlier repetitions in summaries.json and the report, the rest kept; with a
+--reps other than the profile's they are written but not merged. Each
+summary records the commit it ran from. --jobs N runs up to N at once (each with
 its own controller instances and no trace: docs/DESIGN.md §7.1 says when
 that leaves results unchanged). Needs root and a build (make). Ctrl-C stops
 cleanly: nothing is left behind.
@@ -21,6 +24,7 @@ import multiprocessing as mp
 import os
 import shutil
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,18 +35,43 @@ from vegaskit.testbed.scenario import Scenario, ScenarioError
 INDEX_PROFILE = "full"
 
 
+def source_commit() -> str:
+    """The checkout's commit, "+" when its tracked files differ from it: the
+    code a run came from, recorded in its summary (reports merge reruns)."""
+    try:
+        head = subprocess.run(["git", "-C", str(paths.REPO), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(paths.REPO), "diff", "--quiet", "HEAD", "--",
+                                "bpf", "loader", "tools", "netns-tests/scenarios"]).returncode
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if dirty else "")
+
+
+def merged(base: Path, names: list[str], new: list[dict]) -> list[dict]:
+    """A partial rerun's summaries in place of those runs' old ones."""
+    old = base / "summaries.json"
+    kept = [sm for sm in (json.loads(old.read_text()) if old.exists() else [])
+            if sm["run"] not in names]
+    return sorted(kept + new, key=lambda x: (x["run"], x["rep"]))
+
+
 def rundir(base: Path, run: str, rep: int, reps: int) -> Path:
     return base / run / f"rep{rep}" if reps > 1 else base / run
 
 
-def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path, slots) -> dict:
+def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path, slots,
+            commit: str) -> dict:
     """One repetition of one run, in a worker process when jobs > 1."""
     job = slots.get() if slots is not None else 0
     try:
         r = Scenario.load(path).run(run, profile, rep)
         if rep:             # the first repetition's trace and figures illustrate the run
             r.trace = "off"
-        return runner.execute(r, outdir, job=job, plots=rep == 0)
+        sm = runner.execute(r, outdir, job=job, plots=rep == 0)
+        sm["commit"] = commit
+        (outdir / "summary.json").write_text(json.dumps(sm, indent=1) + "\n")
+        return sm
     finally:
         if slots is not None:
             slots.put(job)
@@ -68,7 +97,7 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
             whole: bool) -> None:
     """Every repetition of every run; a scenario's report is written as soon as
     its last run is in, so a long batch keeps what it finished if it stops."""
-    tasks = []
+    tasks, commit = [], source_commit()
     for s, names in plans:
         reps = reps_override or s.reps(profile)
         base = out / s.name / profile
@@ -78,21 +107,30 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
         tasks += [(s, n, rep, rundir(base, n, rep, reps)) for rep in range(reps) for n in names]
     done: dict[str, list[dict]] = {s.name: [] for s, _ in plans}
     left = {s.name: sum(t[0] is s for t in tasks) for s, _ in plans}
+    names_of = {s.name: names for s, names in plans}
 
     def finished(s: Scenario, sm: dict) -> None:
         done[s.name].append(sm)
         left[s.name] -= 1
-        if whole and not left[s.name]:
-            base = out / s.name / profile
+        if left[s.name]:
+            return
+        base = out / s.name / profile
+        if whole:
             sms = sorted(done[s.name], key=lambda x: (x["run"], x["rep"]))
-            (base / "summaries.json").write_text(json.dumps(sms, indent=1) + "\n")
-            print(f"   report: {report.write(s, profile, sms, base, command(profile, s.path))}",
-                  flush=True)
+        elif (reps_override or s.reps(profile)) == s.reps(profile):
+            sms = merged(base, names_of[s.name], done[s.name])   # a rerun of some runs
+        else:
+            print(f"   {s.name}: summaries.json and report left as they were: --reps "
+                  f"{reps_override} is not the profile's {s.reps(profile)}", flush=True)
+            return
+        (base / "summaries.json").write_text(json.dumps(sms, indent=1) + "\n")
+        print(f"   report: {report.write(s, profile, sms, base, command(profile, s.path))}",
+              flush=True)
 
     if jobs <= 1:
         for s, n, rep, d in tasks:
             print(f"== {s.name} / {n} rep {rep} ({profile})", flush=True)
-            sm = run_one(s.path, n, profile, rep, d, None)
+            sm = run_one(s.path, n, profile, rep, d, None, commit)
             print(_line(sm), flush=True)
             finished(s, sm)
         return
@@ -102,7 +140,7 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
         slots.put(j)
     with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"),
                                 initializer=_worker_init) as pool:
-        futs = {pool.submit(run_one, s.path, n, profile, rep, d, slots): s
+        futs = {pool.submit(run_one, s.path, n, profile, rep, d, slots, commit): s
                 for s, n, rep, d in tasks}
         for f in cf.as_completed(futs):
             sm = f.result()
@@ -158,12 +196,17 @@ def main(argv: list[str] | None = None) -> int:
     if not plans:
         print("testbed: name at least one scenario file", file=sys.stderr)
         return 2
+    if (a.runs and a.reps and a.out.resolve() == paths.RESULTS.resolve()
+            and any(a.reps != s.reps(a.profile) for s, _ in plans)):
+        print(f"testbed: --run with --reps {a.reps} would replace those runs' repetitions in "
+              f"{a.out} without a report to match: give --out DIR", file=sys.stderr)
+        return 2
     if os.geteuid() != 0:
         print("testbed: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
         return 1
     try:
         execute(plans, a.profile, a.out, a.reps, a.jobs, whole=not a.runs)
-        if not a.runs and a.profile == INDEX_PROFILE:
+        if a.profile == INDEX_PROFILE:
             print(f"   index: {index.write(every, a.out, a.profile, index_cmd)}", flush=True)
     except KeyboardInterrupt:
         print("testbed: interrupted; everything it started was removed", file=sys.stderr)

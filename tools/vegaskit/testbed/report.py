@@ -102,6 +102,13 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
             f"{prof.get('start_jitter_s', 0):g} s later than its nominal start. Every figure "
             "of ours is the median over the repetitions with a distribution-free 95% interval "
             "(order statistics; 6 runs give [min, max] at 96.9%).", ""]
+    commits: dict[str, int] = {}
+    for sm in summaries:
+        commits[sm.get("commit", "not recorded")] = commits.get(sm.get("commit", "not recorded"), 0) + 1
+    if commits:
+        out += ["Source commit of the runs: " + ", ".join(
+            f"{c} ({n} run{'s' * (n > 1)})" for c, n in sorted(commits.items())) +
+            ". A rerun of some runs (`--run`) replaces only theirs.", ""]
     if summaries:
         b = summaries[0]["bottleneck"]
         out += [f"Bottleneck R1-R2: {b['rate_bps'] / 1e6:g} Mbit/s, RTT {b['rtt_ms']:g} ms, "

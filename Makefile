@@ -22,7 +22,7 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps deps-vm test test-unit demo results model-validation bench clean vm-test native-ab concurrency fuzz
+.PHONY: all deps deps-vm test test-unit demo results model-validation bench clean vm-test native-ab concurrency fuzz reliability
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY)
@@ -68,6 +68,11 @@ FUZZ_EXAMPLES ?= 5000
 fuzz: deps all
 	VK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tools/tests/test_fuzz_scenarios.py \
 		netns-tests/tests/test_fuzz_vegasctl.py $(PYTEST_ARGS)
+
+# The hardening figures (issue 12): every test marked `reliability` run and
+# counted into results/reliability/report.md (bad inputs, races, kill points).
+reliability: deps all
+	$(PY) -m vegaskit.cli.reliability $(PYTEST_ARGS)
 
 # Pure logic only (no root, no kernel, no BTF): the decision core, metrics, the model.
 test-unit: $(BUILD)/libvkcore.so $(INTF_PY)

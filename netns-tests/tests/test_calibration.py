@@ -45,6 +45,7 @@ from vegaskit.testbed import netns, udpprobe
 from vegaskit.testbed.linkemu import LINKEMU, Change, LinkParams, read_qlog
 from vegaskit.testbed.topology import two_hosts
 from vegaskit.testbed.netns import Lab
+from vegaskit.testing import reliability
 
 pytestmark = pytest.mark.kernel
 
@@ -290,6 +291,7 @@ def test_drop_tail_queue_log(tmp_path):
 
 # ---------------------------------------------------------------- hygiene
 
+@pytest.mark.reliability("kill_point")
 def test_cleanup_after_failure():
     """An exception inside the Lab still removes namespaces, process, devices and socket."""
     with pytest.raises(RuntimeError, match="boom"):
@@ -303,6 +305,7 @@ def test_cleanup_after_failure():
     assert not set(names) & set(netns.owned_namespaces())
 
 
+@pytest.mark.reliability("kill_point")
 def test_a_new_lab_sweeps_what_a_killed_run_left():
     """A run killed with SIGKILL cleans nothing; the next Lab removes its namespaces
     (their names carry the dead owner's pid) and what runs inside them."""
@@ -328,6 +331,7 @@ def test_a_new_lab_sweeps_what_a_killed_run_left():
     assert left.stdout == "", f"a process of the killed run survived: {left.stdout}"
 
 
+@pytest.mark.reliability("kill_point")
 def test_sigint_exits_cleanly_with_counters():
     with Lab() as lab:
         path = two_hosts(lab, LinkParams(delay_us=1000))
@@ -341,10 +345,12 @@ def test_sigint_exits_cleanly_with_counters():
         assert r.returncode != 0, "TUN device outlived its linkemu"
 
 
+@pytest.mark.reliability("bad_input")
 def test_bad_arguments_exit_2_with_one_line():
     for argv in (["-a", "x:y"], ["-a", "x:y", "-b", "z:w", "--ab", "rate_bps=fast"],
                  ["-a", "x:y", "-b", "z:w", "--at", "1:up:delay_us=5"],
                  ["-a", "x:y", "-b", "z:w", "--ab", "loss=1.5"], ["--nope"]):
+        reliability.case()
         r = subprocess.run([str(LINKEMU), *argv], capture_output=True, text=True, timeout=5)
         assert r.returncode == 2, (argv, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("linkemu: ")

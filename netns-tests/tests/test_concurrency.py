@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from conftest import PIN_ROOT, VEGASCTL, available_cc, loaded, vegasctl, vegasctl_json
+from vegaskit.testing import reliability
 
 pytestmark = pytest.mark.kernel
 ROUNDS = int(os.environ.get("VK_RACE_ROUNDS", 20))
@@ -17,9 +18,11 @@ def run(*args):
     return subprocess.run([str(VEGASCTL), *args], capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.reliability("race")
 def test_parallel_sets_of_different_keys_lose_no_update():
     with loaded("vegas") as name, ThreadPoolExecutor(6) as pool:
         for r in range(ROUNDS):
+            reliability.case()
             want = {"alpha": 1 + r % 2, "beta": 5 + r % 2, "gamma": 1 + r % 3,
                     "ss_every_other_rtt": r % 2, "keep_base_rtt": (r + 1) % 2,
                     "loss_cut": "1/4" if r % 2 else "1/2",
@@ -30,10 +33,12 @@ def test_parallel_sets_of_different_keys_lose_no_update():
             assert {k: got[k] for k in want} == want, f"round {r}: an update was lost"
 
 
+@pytest.mark.reliability("race")
 def test_load_racing_the_last_unload_leaves_a_working_controller():
     vegasctl("load", "vegas", "--name", "vk_race_a")
     try:
         for r in range(ROUNDS):
+            reliability.case()
             old, new = ("vk_race_a", "vk_race_b") if r % 2 == 0 else ("vk_race_b", "vk_race_a")
             with ThreadPoolExecutor(2) as pool:
                 u = pool.submit(run, "unload", old)
@@ -60,6 +65,7 @@ def foreign_root():
         os.rmdir(PIN_ROOT)
 
 
+@pytest.mark.reliability("bad_input")
 @pytest.mark.parametrize("how,expect", [
     ("other_owner", "belongs to uid 65534"),
     ("open_mode", "lets others in"),
@@ -76,6 +82,7 @@ def test_a_pin_root_made_by_someone_else_is_refused(foreign_root, how, expect):
             os.chmod(foreign_root, 0o777)
     before = available_cc()
     for args in (["load", "vegas"], ["list"], ["set", "bpf_vegas", "alpha=1"]):
+        reliability.case()
         r = run(*args)
         assert r.returncode != 0 and r.stdout == ""
         assert r.stderr.count("\n") == 1 and expect in r.stderr, r.stderr
@@ -84,11 +91,13 @@ def test_a_pin_root_made_by_someone_else_is_refused(foreign_root, how, expect):
         assert not (foreign_root / "cc").exists(), "vegasctl built its tree in the foreign root"
 
 
+@pytest.mark.reliability("race")
 def test_a_trace_switching_on_and_off_does_not_undo_a_concurrent_set():
     """`trace` writes its bits into the params (a read-modify-write, like `set`):
     under the lock, a `set` racing it keeps its value."""
     with loaded("vegas") as name, ThreadPoolExecutor(2) as pool:
         for r in range(ROUNDS // 2):
+            reliability.case()
             alpha, beta = 1 + r % 3, 6 + r % 2
             tr = pool.submit(run, "trace", "--decisions", "--duration", "0.2")
             st = pool.submit(run, "set", name, f"alpha={alpha}", f"beta={beta}")

@@ -26,6 +26,7 @@ def instance(name: str) -> dict | None:
     return next((i for i in vegasctl_json("list")["instances"] if i["name"] == name), None)
 
 
+@pytest.mark.reliability("kill_point")
 @pytest.mark.needs_kernel("struct_ops_link")   # the link path's steps (map path: test_map_registration)
 @pytest.mark.parametrize("point", ["load:registered", "load:params-pinned"])
 def test_killed_during_load(point):
@@ -41,6 +42,7 @@ def test_killed_during_load(point):
         assert instance(NAME)["state"] == "registered"
 
 
+@pytest.mark.reliability("kill_point")
 def test_killed_during_unload():
     vegasctl("load", "vegas", "--name", NAME)
     crash("unload:link-unpinned", "unload", NAME)
@@ -52,6 +54,7 @@ def test_killed_during_unload():
     assert not PIN_ROOT.exists()
 
 
+@pytest.mark.reliability("kill_point")
 @pytest.mark.needs_kernel("link_update")
 def test_killed_during_replace_rolls_forward():
     with loaded("vegas", "--name", NAME):
@@ -64,6 +67,7 @@ def test_killed_during_replace_rolls_forward():
         assert instance(NAME)["params"]["alpha"] == 8
 
 
+@pytest.mark.reliability("kill_point")
 @pytest.mark.needs_kernel("iter_setsockopt")
 def test_killed_during_swap_then_rerun_completes():
     with loaded("vegas", "--name", NAME, "--unrestricted"), Lab() as lab:

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import PIN_ROOT, available_cc, vegasctl, vegasctl_json
+from vegaskit.testing import reliability
 
 pytestmark = pytest.mark.kernel
 
@@ -60,9 +61,11 @@ def baseline():
     assert set(available_cc()) == before
 
 
+@pytest.mark.reliability("bad_input")
 @FUZZ
 @given(cmd=st.sampled_from(COMMANDS), words=st.lists(WORDS, max_size=6))
 def test_a_command_line_does_what_it_says_or_nothing(baseline, cmd, words):
+    reliability.case()
     argv = [cmd, *words] if cmd else words
     if cmd == "trace":          # bounded: a trace runs until its duration
         argv += ["--duration", "0.2"]

@@ -50,6 +50,7 @@ def test_load_registers_through_the_map_and_unload_unregisters(map_registered):
     assert not PIN_ROOT.exists()
 
 
+@pytest.mark.reliability("bad_input")
 def test_replace_in_place_is_refused_with_one_line(map_registered):
     before = show()
     r = ctl("load", "vegas", "--name", NAME, "--replace", "alpha=4", check=False)
@@ -61,6 +62,7 @@ def test_replace_in_place_is_refused_with_one_line(map_registered):
     assert show() == before
 
 
+@pytest.mark.reliability("kill_point")
 def test_killed_before_the_registration_leaves_an_incomplete_instance_that_unload_removes():
     r = ctl("load", "vegas", "--name", NAME, check=False, VEGASCTL_CRASH_AT="load:ops-pinned")
     assert r.returncode == -9
@@ -73,6 +75,7 @@ def test_killed_before_the_registration_leaves_an_incomplete_instance_that_unloa
     assert not PIN_ROOT.exists()
 
 
+@pytest.mark.reliability("kill_point")
 def test_killed_after_unregistering_then_unload_again_completes(map_registered):
     """An unload killed after the map's element is deleted (the kernel then answers
     a second delete with EINPROGRESS) is finished by the next unload."""

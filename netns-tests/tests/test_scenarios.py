@@ -220,6 +220,7 @@ def test_file_transfers_complete(results):
                 assert fl["retransmits"] == 0, (name, run_name)
 
 
+@pytest.mark.reliability("kill_point")
 def test_sigint_mid_run_leaves_nothing(tmp_path):
     before = set(available_cc())
     p = subprocess.Popen([sys.executable, "-m", "vegaskit.cli.results",

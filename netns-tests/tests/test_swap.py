@@ -207,6 +207,7 @@ def test_unload_with_active_connections_they_complete_intact(tmp_path):
     check_complete(tmp_path / "s.json", tmp_path / "c.json", conns)
 
 
+@pytest.mark.reliability("bad_input")
 def test_restricted_controller_is_refused_as_a_namespace_default_before_the_kernel_sees_it():
     """Outside the initial namespace the kernel refuses a restricted default, and
     that refusal leaks a reference to the controller's struct_ops. vegasctl must

@@ -21,6 +21,7 @@ def tracing(name: str) -> str:
     return vegasctl_json("show", name)["tracing"]
 
 
+@pytest.mark.reliability("kill_point")
 def test_a_killed_reader_stops_tracing_and_leaves_nothing_live(tmp_path):
     seen = {}
 

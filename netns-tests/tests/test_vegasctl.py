@@ -5,6 +5,7 @@ import struct
 import pytest
 
 from conftest import PIN_ROOT, available_cc, loaded, vegasctl, vegasctl_json
+from vegaskit.testing import reliability
 
 pytestmark = pytest.mark.kernel
 
@@ -19,6 +20,7 @@ def snapshot():
 
 def refused(*args, user=None, wrap=None, expect=""):
     """Run a command that must fail: one stderr line, non-zero exit, nothing changed."""
+    reliability.case()
     before = snapshot()
     r = vegasctl(*args, check=False, user=user, wrap=wrap)
     assert r.returncode != 0, f"{args} succeeded: {r.stdout}"
@@ -86,6 +88,7 @@ def test_set_changes_live_parameters_and_show_reports_them():
         assert inst["generation"] == 1
 
 
+@pytest.mark.reliability("bad_input")
 @pytest.mark.parametrize("args,expect", [
     (["alpha=7"], "must not exceed beta"),            # 7 > beta 4
     (["alpha=3", "beta=2"], "must not exceed beta"),
@@ -110,6 +113,7 @@ def test_invalid_set_changes_nothing(args, expect):
         assert vegasctl_json("show", name)["generation"] == 0
 
 
+@pytest.mark.reliability("bad_input")
 @pytest.mark.parametrize("args,expect", [
     (["reno"], "unknown variant"),
     (["vegas", "--preset", "fast"], "unknown preset"),
@@ -131,6 +135,7 @@ def test_bad_load_is_refused(args, expect):
     refused("load", *args, expect=expect)
 
 
+@pytest.mark.reliability("bad_input")
 def test_duplicate_and_unknown_names():
     with loaded("vegas") as name:
         refused("load", "vegas", expect="already registered")
@@ -140,11 +145,13 @@ def test_duplicate_and_unknown_names():
     refused("show", "nosuch", expect="no controller named")
 
 
+@pytest.mark.reliability("bad_input")
 def test_not_root():
     refused("load", "vegas", user=65534, expect="must be run as root")
     refused("list", user=65534, expect="must be run as root")
 
 
+@pytest.mark.reliability("bad_input")
 def test_no_bpffs():
     # A private mount namespace where /sys/fs/bpf is not mounted (host untouched).
     wrap = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
@@ -161,6 +168,7 @@ def tiny_btf(path):
     path.write_bytes(hdr + int_type + strings)
 
 
+@pytest.mark.reliability("bad_input")
 @pytest.mark.parametrize("content,expect", [
     (None, "CONFIG_DEBUG_INFO_BTF"),                 # BTF file unreadable as BTF
     ("tiny", "cannot run BPF TCP congestion control"),  # BTF without struct_ops
@@ -185,7 +193,9 @@ def test_list_json_describes_variants():
     assert doc["instances"] == []
 
 
+@pytest.mark.reliability("bad_input")
 def test_usage_errors_exit_2():
+    reliability.case(2)
     r = vegasctl("frobnicate", check=False)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     r = vegasctl(check=False)
@@ -211,9 +221,11 @@ def test_top_level_help_lists_every_command():
     assert synopses == COMMANDS
 
 
+@pytest.mark.reliability("bad_input")
 def test_trace_csv_and_json_exclude_each_other():
     for args in (["--json", "trace", "--csv"], ["trace", "--csv", "--json"],
                  ["trace", "--json", "--csv", "--duration", "1"]):
+        reliability.case()
         r = vegasctl(*args, check=False)
         assert r.returncode == 2 and r.stdout == ""
         assert r.stderr == ("vegasctl: trace: --csv and --json exclude each other "
@@ -232,6 +244,7 @@ def test_trace_csv_always_has_its_header():
         assert r.stdout == "" and r.stderr == "vegasctl: 0 records, 0 lost\n"
 
 
+@pytest.mark.reliability("bad_input")
 @pytest.mark.parametrize("args,expect", [
     (["trace", "--count", "0.5"], "whole number of records"),      # ran forever
     (["trace", "--count", "1e3"], "whole number of records"),

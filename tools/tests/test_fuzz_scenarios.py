@@ -9,9 +9,11 @@ many more (VK_FUZZ_EXAMPLES), still reproducible from the seed Hypothesis prints
 import os
 import tomllib
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from vegaskit.testbed.scenario import Scenario, ScenarioError
+from vegaskit.testing import reliability
 
 EXAMPLES = int(os.environ.get("VK_FUZZ_EXAMPLES", "400"))
 FUZZ = settings(max_examples=EXAMPLES, derandomize="VK_FUZZ_EXAMPLES" not in os.environ,
@@ -126,6 +128,7 @@ def dump(doc: dict) -> str:
     return "\n".join(f'"{k}" = {_toml(v)}' if isinstance(k, str) else "" for k, v in doc.items()) + "\n"
 
 
+@pytest.mark.reliability("bad_input")
 @FUZZ
 @given(documents())
 def test_a_generated_scenario_loads_or_is_refused_in_one_line(doc):
@@ -134,6 +137,7 @@ def test_a_generated_scenario_loads_or_is_refused_in_one_line(doc):
         tomllib.loads(text)
     except tomllib.TOMLDecodeError:      # our dump of an odd value: not what is tested
         return
+    reliability.case()
     try:
         s = Scenario.parse(text, "f.toml")
     except ScenarioError as e:

@@ -7,6 +7,7 @@ import pytest
 
 from vegaskit import paths
 from vegaskit.testbed.scenario import Scenario, ScenarioError
+from vegaskit.testing import reliability
 
 GOOD = '''
 name = "t"
@@ -67,6 +68,7 @@ BAD = [
 ]
 
 
+@pytest.mark.reliability("bad_input")
 @pytest.mark.parametrize("text,expect", BAD)
 def test_a_bad_scenario_is_one_line_naming_the_key(text, expect):
     with pytest.raises(ScenarioError) as e:
@@ -75,7 +77,9 @@ def test_a_bad_scenario_is_one_line_naming_the_key(text, expect):
     assert expect in msg and "\n" not in msg and msg.startswith("x.toml: ")
 
 
+@pytest.mark.reliability("bad_input")
 def test_a_bad_value_filled_in_by_a_run_is_caught_when_the_run_is_made():
+    reliability.case(2)
     s = Scenario.parse(with_('buffer = 50', 'buffer = "{buf}"')
                        .replace('cc = "bpf_vegas"', 'cc = "bpf_vegas", buf = "lots"'))
     with pytest.raises(ScenarioError, match=r"t/vegas: links.bottleneck.buffer must be a number"):
@@ -107,6 +111,7 @@ def test_repetitions_differ_in_seed_and_start_and_are_reproducible():
     assert runs[0].flows[0].duration == 10 - starts[0]     # the flow still ends with the run
 
 
+@pytest.mark.reliability("bad_input")
 def test_the_results_command_refuses_a_bad_file_in_one_line(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text(with_('name = "t"', 'name = "../../escape"'))
@@ -117,6 +122,7 @@ def test_the_results_command_refuses_a_bad_file_in_one_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.reliability("bad_input")
 def test_a_partial_rerun_with_other_reps_is_refused_over_the_results(tmp_path):
     """--run with a --reps other than the profile's would overwrite the kept
     repetitions of those runs in results/ with a series no report matches."""

@@ -19,6 +19,7 @@ def tool(name: str, *args: str, prefix: list[str] = ()) -> subprocess.CompletedP
                           capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.reliability("bad_input")
 @pytest.mark.parametrize("name", TOOLS)
 @pytest.mark.parametrize("args", [["-d", "nan"], ["-d", "inf"], ["-d", "-1"], ["-d", "1e400"],
                                   ["-d", "x"], ["nan"], ["1", "inf"], ["1", "0"], ["-L", "0"],
@@ -36,6 +37,7 @@ def test_good_numbers_pass(name):
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
 
 
+@pytest.mark.reliability("bad_input")
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                     reason="needs root to drop to an unprivileged user (setpriv)")
 @pytest.mark.parametrize("name", TOOLS)

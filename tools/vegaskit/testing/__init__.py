@@ -1,0 +1,1 @@
+"""Helpers for vegaskit's own test suite (loaded as a pytest plugin)."""

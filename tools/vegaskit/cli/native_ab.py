@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.proc import sigterm_unwinds
 from vegaskit.nativeab import analyse
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.vm import guest
@@ -29,9 +29,6 @@ SCENARIOS = sorted((paths.SCENARIOS / "native_ab").glob("*.toml"))
 OUT = paths.RESULTS / "native-ab"
 DEFAULT_KERNEL = "backports"
 
-
-def _interrupted(signum, frame):
-    raise KeyboardInterrupt
 
 
 def command(kernel: str, reps: int) -> str:
@@ -74,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         print("native-ab: the running kernel cannot be one arm's host here: give a Debian "
               "kernel that ships tcp_vegas.ko", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, _interrupted)
+    sigterm_unwinds()
     try:
         k = resolve(a.kernel)
         raw = guest.out_dir(k) / "ab"

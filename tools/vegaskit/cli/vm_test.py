@@ -32,7 +32,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.proc import sigterm_unwinds
 from vegaskit.vm import guest
 from vegaskit.vm.guest import VENV_BIN, VM_CPUS, VM_MEMORY, run_streaming
 from vegaskit.vm.kernels import CACHE, Kernel, resolve
@@ -269,9 +269,6 @@ def write_report(results: list[Result], tests: list[str], path: Path) -> None:
 
 # ---------------------------------------------------------------------- main
 
-def _interrupted(signum, frame):
-    raise KeyboardInterrupt
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="vm_test", description=__doc__.split("\n")[0])
     ap.add_argument("kernels", nargs="*",
@@ -302,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     explicit_host = bool(a.kernels) and "host" in a.kernels
 
     # SIGTERM (make killed, CI timeout) unwinds like Ctrl-C, so guests are killed.
-    signal.signal(signal.SIGTERM, _interrupted)
+    sigterm_unwinds()
     results: list[Result] = []
     t0 = time.monotonic()
     try:

@@ -16,16 +16,10 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
+from vegaskit.proc import sh
+
 NETNS_DIR = "/var/run/netns"
 _NAME_RE = re.compile(r"^vk(\d+)x[0-9a-f]+-")
-
-
-def sh(argv: list[str], check: bool = True, timeout: float = 30) -> str:
-    """Run a command, return stdout; raise with stderr on failure."""
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip() or r.returncode}")
-    return r.stdout
 
 
 @dataclass

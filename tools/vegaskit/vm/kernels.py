@@ -17,15 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.proc import sh
 
 CACHE = paths.BUILD / "vm"
-
-
-def sh(*argv: str, timeout: float = 120, check: bool = True) -> str:
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.strip()}")
-    return r.stdout
 
 
 # ---------------------------------------------------------------- resolution
@@ -54,7 +48,7 @@ def _numbers(s: str) -> tuple[int, ...]:
 def _madison(*packages: str) -> list[tuple[str, str, str]]:
     """(package, version, archive line) for every version apt knows."""
     rows = []
-    for line in sh("apt-cache", "madison", *packages, check=False).splitlines():
+    for line in sh(["apt-cache", "madison", *packages], check=False, timeout=120).splitlines():
         parts = [p.strip() for p in line.split("|")]
         if len(parts) >= 3:
             rows.append((parts[0], parts[1], parts[2]))
@@ -63,7 +57,7 @@ def _madison(*packages: str) -> list[tuple[str, str, str]]:
 
 def _pkgnames(prefix: str, pattern: str) -> list[str]:
     rx = re.compile(pattern)
-    return [n for n in sh("apt-cache", "pkgnames", prefix).split() if rx.fullmatch(n)]
+    return [n for n in sh(["apt-cache", "pkgnames", prefix], timeout=120).split() if rx.fullmatch(n)]
 
 
 def _resolve_once(spec: str) -> Kernel:
@@ -97,7 +91,7 @@ def resolve(spec: str) -> Kernel:
         return _resolve_once(spec)
     except LookupError:
         print(f"vm: {spec}: not in apt's lists, running apt-get update", flush=True)
-        sh("apt-get", "update", "-qq", timeout=600)
+        sh(["apt-get", "update", "-qq"], timeout=600)
         return _resolve_once(spec)
 
 
@@ -107,7 +101,7 @@ def headers_of(k: Kernel) -> list[str]:
     """The kernel's header packages, same version: linux-headers-<rel> and its -common.
     bcc (the trace tools' tests) compiles against <modules>/build."""
     hdr = f"linux-headers-{k.release}"
-    deps = sh("apt-cache", "show", f"{hdr}={k.version}")
+    deps = sh(["apt-cache", "show", f"{hdr}={k.version}"], timeout=120)
     common = re.search(r"(linux-headers-\S+-common) \(= ", deps)
     return [f"{hdr}={k.version}"] + ([f"{common.group(1)}={k.version}"] if common else [])
 

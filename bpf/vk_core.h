@@ -64,6 +64,10 @@ VK_INLINE __s32 vk_sat_diff(__s64 x)
 	return x > 0x7fffffff ? 0x7fffffff : x < -0x7fffffff ? -0x7fffffff : (__s32)x;
 }
 
+/* Sign of a - b: 1, 0 or -1. */
+VK_INLINE int vk_cmp_u64(__u64 a, __u64 b) { return a > b ? 1 : a < b ? -1 : 0; }
+VK_INLINE int vk_cmp_s64(__s64 a, __s64 b) { return a > b ? 1 : a < b ? -1 : 0; }
+
 /* x - 1 without wrapping below zero. */
 VK_INLINE __u32 vk_dec1(__u32 x) { return x ? x - 1 : 0; }
 
@@ -298,20 +302,15 @@ VK_INLINE void vk_vegas_decide(const struct vk_params *p, const struct vk_sample
  * compares cwnd*(rtt-base) with thresh*rtt, so no division rounds a tie away. */
 VK_INLINE int vk_cmp_backlog(__u32 cwnd, __u32 rtt, __u32 base, __u32 thresh)
 {
-	__u64 lhs = rtt > base ? (__u64)cwnd * (rtt - base) : 0;
-	__u64 rhs = (__u64)thresh * rtt;
-
-	return lhs > rhs ? 1 : lhs < rhs ? -1 : 0;
+	return vk_cmp_u64(rtt > base ? (__u64)cwnd * (rtt - base) : 0, (__u64)thresh * rtt);
 }
 
 /* Sign of Th - Th' with Th = pkts/rtt, exactly; no previous decision counts as Th' = 0. */
 VK_INLINE int vk_cmp_throughput(__u32 pkts, __u32 rtt, __u32 prev_pkts, __u32 prev_rtt)
 {
-	__u64 now = (__u64)pkts * prev_rtt, before = (__u64)prev_pkts * rtt;
-
 	if (!prev_rtt)
 		return pkts ? 1 : 0;
-	return now > before ? 1 : now < before ? -1 : 0;
+	return vk_cmp_u64((__u64)pkts * prev_rtt, (__u64)prev_pkts * rtt);
 }
 
 /*
@@ -384,8 +383,8 @@ VK_INLINE void vk_adaptive_decide(const struct vk_params *p, const struct vk_sam
 	}
 	if (p->semantics == VK_SEM_PAPER) {
 		diff = vk_diff_agent(s->outstanding, s->sent, s->rtt, s->base_rtt);
-		lo = diff > a->alpha ? 1 : diff < a->alpha ? -1 : 0;
-		hi = diff > a->beta ? 1 : diff < a->beta ? -1 : 0;
+		lo = vk_cmp_s64(diff, a->alpha);
+		hi = vk_cmp_s64(diff, a->beta);
 		th = vk_cmp_throughput_paper(pkts, s->rtt, a->prev_pkts, a->prev_rtt);
 	} else {
 		diff = (__s64)vk_diff_backlog(s->cwnd, s->rtt, s->base_rtt);

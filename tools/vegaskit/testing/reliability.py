@@ -1,4 +1,4 @@
-"""Counts what the hardening tests tried (issue 12, docs/DESIGN.md §9.3).
+"""Counts what the hardening tests tried (issue 12, docs/DESIGN.md §9).
 
 A pytest plugin (pytest.ini loads it). A test marked
 `@pytest.mark.reliability("bad_input" | "race" | "kill_point")` is one case

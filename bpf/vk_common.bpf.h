@@ -48,6 +48,7 @@ struct vk_params vk_params SEC(".data.params") = {
 	.loss_cut = 2,
 	.alpha_max = 64,
 	.keep_base_rtt = 1,
+	.th_tie_milli = 500,
 	VK_DEFAULT_PARAMS
 };
 

@@ -315,22 +315,30 @@ VK_INLINE int vk_cmp_throughput(__u32 pkts, __u32 rtt, __u32 prev_pkts, __u32 pr
 
 /*
  * Th - Th' as the papers' agent sees it, Th = packets sent in the round over
- * its RTT, equal when they differ by less than half a packet per round:
- * |sent - sent' * rtt/rtt'| < 1/2. ns-2 compares two doubles on a clock with
- * no jitter, so a saturated bottleneck gives Th == Th' exactly, round after
- * round. Measured RTTs differ by microseconds every round; the resolution is
- * that of the count itself, one packet, halved. docs/DESIGN.md §3.10 gives the
- * measured RTT noise it must stay above.
+ * its RTT, a tie when they differ by less than `tie` (thousandths of a packet
+ * per round, th_tie; default half a packet): |sent - sent' * rtt/rtt'| < tie.
+ * ns-2 compares two doubles on a clock with no jitter, so a saturated
+ * bottleneck gives Th == Th' exactly, round after round. Measured RTTs differ
+ * by microseconds every round; the resolution is that of the count itself,
+ * one packet, halved. docs/DESIGN.md §3.10 gives the measured RTT noise it
+ * must stay above. tie 0: any difference counts, as the agent's doubles.
+ * Counts are capped at 2^20 so 1000 * count * rtt fits in 64 bits.
  */
-VK_INLINE int vk_cmp_throughput_paper(__u32 pkts, __u32 rtt, __u32 prev_pkts, __u32 prev_rtt)
+VK_INLINE int vk_cmp_throughput_paper(__u32 pkts, __u32 rtt, __u32 prev_pkts, __u32 prev_rtt,
+				      __u32 tie)
 {
-	__u64 now, before;
+	__u64 now, before, band;
 
 	if (!prev_rtt || !rtt)
 		return pkts ? 1 : 0;
-	now = 2ull * pkts * prev_rtt;		/* 2 * Th * rtt * rtt' */
-	before = 2ull * prev_pkts * rtt;	/* 2 * Th' * rtt * rtt' */
-	return now >= before + prev_rtt ? 1 : before >= now + prev_rtt ? -1 : 0;
+	now = 1000ull * vk_min_u32(pkts, 1u << 20) * prev_rtt;		/* Th * rtt * rtt' */
+	before = 1000ull * vk_min_u32(prev_pkts, 1u << 20) * rtt;	/* Th' * rtt * rtt' */
+	band = (__u64)vk_min_u32(tie, 1000) * prev_rtt;
+	if (now > before && now - before >= band)
+		return 1;
+	if (before > now && before - now >= band)
+		return -1;
+	return 0;
 }
 
 /*
@@ -385,7 +393,8 @@ VK_INLINE void vk_adaptive_decide(const struct vk_params *p, const struct vk_sam
 		diff = vk_diff_agent(s->outstanding, s->sent, s->rtt, s->base_rtt);
 		lo = vk_cmp_s64(diff, a->alpha);
 		hi = vk_cmp_s64(diff, a->beta);
-		th = vk_cmp_throughput_paper(pkts, s->rtt, a->prev_pkts, a->prev_rtt);
+		th = vk_cmp_throughput_paper(pkts, s->rtt, a->prev_pkts, a->prev_rtt,
+					     p->th_tie_milli);
 	} else {
 		diff = (__s64)vk_diff_backlog(s->cwnd, s->rtt, s->base_rtt);
 		lo = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, a->alpha);

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define VK_PARAMS_MAGIC		0x564b5032u	/* "VKP2": layout version 2 */
+#define VK_PARAMS_MAGIC		0x564b5033u	/* "VKP3": layout version 3 */
 #define VK_NAME_MAX		16		/* TCP_CA_NAME_MAX, with the NUL */
 
 /*
@@ -123,7 +123,8 @@ struct vk_params {
 				 * belong to (detects an interrupted --replace) */
 	__u32 semantics;	/* enum vk_semantics */
 	__u32 half_packet;	/* vegas_fr: 1 adds mss/2 to Q (seed 004, section V) */
-	__u32 pad;
+	__u32 th_tie_milli;	/* vegas_a/pipe, semantics=paper: Th ties within this
+				 * many thousandths of a packet per round */
 };
 
 /* What the controllers emit into the shared ring buffer (vk_events). */

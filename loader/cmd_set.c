@@ -23,6 +23,10 @@ static int read_params(const char *name, struct vk_params *p, char *err)
 	if (!in.committed)
 		return vk_err(err, "'%s' is incomplete (an interrupted load): retuning it would change "
 			      "nothing that runs; vegasctl unload %s", name, name);
+	if (in.other_version)
+		return vk_err(err, "'%s' was loaded by another vegaskit version (parameter layout "
+			      "differs): retune it with that vegasctl, or unload and load it again",
+			      name);
 	if (!in.has_params)
 		return vk_err(err, "'%s' has no readable parameters (interrupted load?): vegasctl unload %s",
 			      name, name);

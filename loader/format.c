@@ -48,6 +48,8 @@ static const char *instance_state(const struct vk_instance *in)
 		return "incomplete";	/* interrupted load or unload: `unload` removes it */
 	if (!in->registered)
 		return "stale";		/* pinned link, but the kernel lost it */
+	if (in->other_version)
+		return "other-version";	/* loaded by a vegasctl of another params layout */
 	if (!in->has_params || in->params.ops_map_id != in->map_id)
 		return "inconsistent";	/* params do not belong to the live controller */
 	return "registered";

@@ -430,8 +430,10 @@ int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
 	path_of(pin, name, "params");
 	fd = bpf_obj_get(pin);
 	if (fd >= 0) {
-		inst->has_params = bpf_map_lookup_elem(fd, &key, &inst->params) == 0 &&
-				   inst->params.magic == VK_PARAMS_MAGIC;
+		bool read = bpf_map_lookup_elem(fd, &key, &inst->params) == 0;
+
+		inst->has_params = read && inst->params.magic == VK_PARAMS_MAGIC;
+		inst->other_version = read && !inst->has_params;
 		close(fd);
 	}
 	inst->registered = vk_ca_available(name);

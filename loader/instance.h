@@ -36,6 +36,7 @@ struct vk_instance {
 	char name[VK_NAME_MAX];
 	struct vk_params params;
 	bool has_params;	/* params pin present and readable */
+	bool other_version;	/* params readable, but of another layout (magic) */
 	bool committed;		/* the load completed: link pinned, or map registered */
 	bool by_map;		/* registered through its struct_ops map (no links) */
 	bool registered;	/* the kernel lists the name as available */

@@ -28,6 +28,8 @@ const struct vk_param_desc vk_param_descs[] = {
 	  "1: original Vegas slow start, doubling every other RTT (seed 001, 2.1)" },
 	{ "loss_cut", VK_P_CUT, OFF(loss_cut), ALL,
 	  "window cut on loss: 2 halves (Linux), 4 cuts by 1/4 (original Vegas)" },
+	{ "th_tie", VK_P_FRAC, OFF(th_tie_milli), ADAPT,
+	  "semantics=paper: Th and Th' tie within this many packets per round (default 0.5)" },
 	{ "semantics", VK_P_SEM, OFF(semantics), ALL,
 	  "exact: round's min RTT, exact fractions (Linux); paper: the papers' ns-2 agent" },
 	{ "half_packet", VK_P_BOOL, OFF(half_packet), FR,
@@ -112,6 +114,17 @@ int vk_param_check_unique(const char *const *kvs, int n, char *err)
 	return 0;
 }
 
+/* Digits with at most one '.', as "0.5", "1" or ".25": what strtod would also
+ * read as hex, exponent, sign, "inf" or with leading blanks is refused. */
+static bool plain_decimal(const char *s)
+{
+	size_t digits = strspn(s, "0123456789"), frac = 0;
+
+	if (s[digits] == '.')
+		frac = strspn(s + digits + 1, "0123456789") + 1;
+	return digits + frac > (frac ? 1 : 0) && s[digits + frac] == '\0';
+}
+
 static int parse_value(const struct vk_param_desc *d, const char *val, unsigned *out, char *err)
 {
 	char *end;
@@ -148,14 +161,17 @@ static int parse_value(const struct vk_param_desc *d, const char *val, unsigned 
 		snprintf(err, VK_ERR_MAX, "%s: '%s' must be exact or paper", d->key, val);
 		return -1;
 	case VK_P_GAIN:
+	case VK_P_FRAC:
 		errno = 0;
 		g = strtod(val, &end);
-		if (errno || end == val || *end || !(g > 0.0 && g <= 1.0)) {
-			snprintf(err, VK_ERR_MAX, "%s: '%s' must be a number in (0, 1]", d->key, val);
+		if (!plain_decimal(val) || errno || end == val || *end || !(g >= 0.0 && g <= 1.0) ||
+		    (d->kind == VK_P_GAIN && g == 0.0)) {
+			snprintf(err, VK_ERR_MAX, "%s: '%s' must be a number in %s", d->key, val,
+				 d->kind == VK_P_GAIN ? "(0, 1]" : "[0, 1]");
 			return -1;
 		}
 		*out = (unsigned)(g * 1000.0 + 0.5);
-		if (*out == 0) {
+		if (*out == 0 && d->kind == VK_P_GAIN) {
 			snprintf(err, VK_ERR_MAX, "%s: '%s' is below the resolution 0.001", d->key, val);
 			return -1;
 		}
@@ -253,7 +269,7 @@ int vk_params_validate(const struct vk_params *p, char *err)
 
 static void print_value(FILE *f, const struct vk_param_desc *d, unsigned v, bool json)
 {
-	if (d->kind == VK_P_GAIN)
+	if (d->kind == VK_P_GAIN || d->kind == VK_P_FRAC)
 		fprintf(f, "%.3f", v / 1000.0);
 	else if (d->kind == VK_P_CUT)
 		fprintf(f, json ? "\"1/%u\"" : "1/%u", v);

@@ -26,6 +26,7 @@ enum vk_param_kind {
 	VK_P_BOOL,	/* 0 or 1 */
 	VK_P_CUT,	/* loss cut: 2 (1/2) or 4 (1/4) */
 	VK_P_GAIN,	/* real in (0, 1], stored in thousandths */
+	VK_P_FRAC,	/* real in [0, 1], stored in thousandths */
 	VK_P_SEM,	/* enum vk_semantics, by name */
 };
 

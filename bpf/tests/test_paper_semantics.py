@@ -148,6 +148,19 @@ def test_throughput_compared_at_half_a_packet_per_round(pkts, rtt, pp, pr, want)
     assert cmp_throughput_paper(pkts, rtt, pp, pr) == want
 
 
+@pytest.mark.parametrize("pkts,rtt,pp,pr,tie,want", [
+    (10, 1300, 10, 1320, 0, 1),        # th_tie=0: any rise counts, jitter too (the agent's doubles)
+    (10, 1320, 10, 1300, 0, -1),
+    (10, 1300, 10, 1300, 0, 0),        # only an exact tie is a tie
+    (10, 1300, 10, 1320, 100, 1),      # 0.15 packet: outside a 0.1 band
+    (10, 1300, 10, 1320, 200, 0),      # inside a 0.2 band
+    (10, 1000, 9, 1000, 1000, 1),      # a whole packet is outside a band of one
+    (10, 1000, 10, 1001, 1000, 0),
+])
+def test_the_tie_band_is_a_parameter(pkts, rtt, pp, pr, tie, want):
+    assert cmp_throughput_paper(pkts, rtt, pp, pr, tie) == want
+
+
 def test_adaptive_paper_mode_counts_what_the_agent_counts():
     """Rerouting after the switch: cwnd 4, rtt 281 ms, baseRTT 78 ms, alpha 1,
     beta 3, the window grown by one at the same RTT. With cwnd for both counts

@@ -27,9 +27,9 @@ __s64 vkt_diff_agent(__u32 outstanding, __u32 sent, __u32 rtt, __u32 base)
 	return vk_diff_agent(outstanding, sent, rtt, base);
 }
 
-int vkt_cmp_throughput_paper(__u32 pkts, __u32 rtt, __u32 prev_pkts, __u32 prev_rtt)
+int vkt_cmp_throughput_paper(__u32 pkts, __u32 rtt, __u32 prev_pkts, __u32 prev_rtt, __u32 tie)
 {
-	return vk_cmp_throughput_paper(pkts, rtt, prev_pkts, prev_rtt);
+	return vk_cmp_throughput_paper(pkts, rtt, prev_pkts, prev_rtt, tie);
 }
 
 __u32 vkt_loss_ssthresh(__u32 cwnd, __u32 loss_cut)

@@ -52,7 +52,7 @@ lib.vkt_round_rtt.argtypes = [C.c_uint32, C.c_uint32, C.c_uint64, C.c_uint32]
 lib.vkt_diff_agent.restype = C.c_int64
 lib.vkt_diff_agent.argtypes = [C.c_uint32] * 4
 lib.vkt_cmp_throughput_paper.restype = C.c_int
-lib.vkt_cmp_throughput_paper.argtypes = [C.c_uint32] * 4
+lib.vkt_cmp_throughput_paper.argtypes = [C.c_uint32] * 5
 
 NO_CLAMP = 0xFFFFFFFF
 INF_SSTHRESH = 0x7FFFFFFF      # TCP_INFINITE_SSTHRESH
@@ -60,7 +60,8 @@ INF_SSTHRESH = 0x7FFFFFFF      # TCP_INFINITE_SSTHRESH
 
 def params(variant: str = "VEGAS", **kw) -> Params:
     base = dict(magic=intf.PARAMS_MAGIC, variant=VARIANT[variant], alpha=2, beta=4, gamma=1,
-                alpha_max=64, loss_cut=2, ref_bytes=4500, gain_milli=500, half_packet=1)
+                alpha_max=64, loss_cut=2, ref_bytes=4500, gain_milli=500, half_packet=1,
+                th_tie_milli=500)
     if isinstance(kw.get("semantics"), str):
         kw["semantics"] = SEMANTICS[kw["semantics"]]
     base.update(kw)
@@ -106,8 +107,9 @@ def diff_agent(outstanding: int, sent: int, rtt: int, base: int) -> int:
     return lib.vkt_diff_agent(outstanding, sent, rtt, base)
 
 
-def cmp_throughput_paper(pkts: int, rtt: int, prev_pkts: int, prev_rtt: int) -> int:
-    return lib.vkt_cmp_throughput_paper(pkts, rtt, prev_pkts, prev_rtt)
+def cmp_throughput_paper(pkts: int, rtt: int, prev_pkts: int, prev_rtt: int,
+                         tie: int = 500) -> int:
+    return lib.vkt_cmp_throughput_paper(pkts, rtt, prev_pkts, prev_rtt, tie)
 
 
 def adaptive(p: Params, s: Sample, a: Adapt, pipe: bool) -> Decision:

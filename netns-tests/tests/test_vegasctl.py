@@ -130,6 +130,12 @@ def test_invalid_set_changes_nothing(args, expect):
     (["vegas_fr", "ref_bytes=4294967295"], "at most 16777216"),   # cwnd would grow by 1.5M an RTT
     (["vegas_fr", "half_packet=2"], "0 or 1"),
     (["vegas_a", "semantics=PAPER"], "must be exact or paper"),
+    (["vegas_a", "th_tie=1.5"], "th_tie: '1.5' must be a number in [0, 1]"),
+    (["pipe", "th_tie= 0.5"], "must be a number in [0, 1]"),        # strtod would skip the blank
+    (["pipe", "th_tie=-0"], "must be a number in [0, 1]"),
+    (["vegas", "th_tie=0.5"], "unknown parameter 'th_tie' for variant vegas"),
+    (["vegas_fr", "gain=1e-1"], "must be a number in (0, 1]"),      # digits and one point only
+    (["vegas_fr", "gain=0x0.8"], "must be a number in (0, 1]"),
 ])
 def test_bad_load_is_refused(args, expect):
     refused("load", *args, expect=expect)

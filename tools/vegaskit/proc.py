@@ -1,0 +1,24 @@
+"""Running other programs: the one subprocess helper every part uses, and
+SIGTERM unwinding like Ctrl-C so that what a command started is cleaned up."""
+from __future__ import annotations
+
+import signal
+import subprocess
+
+
+def sh(argv: list[str], check: bool = True, timeout: float = 30) -> str:
+    """Run a command, return stdout; raise RuntimeError with its stderr on failure."""
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip() or r.returncode}")
+    return r.stdout
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
+def sigterm_unwinds() -> None:
+    """SIGTERM (make killed, a CI timeout) raises KeyboardInterrupt, so the
+    finally blocks that kill guests and remove namespaces run."""
+    signal.signal(signal.SIGTERM, _interrupted)

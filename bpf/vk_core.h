@@ -31,7 +31,8 @@ struct vk_sample {
 	__u32 mss;		/* bytes (vegas_fr) */
 	/* semantics=paper: the ns-2 agent's two counts (docs/DESIGN.md §3.10) */
 	__u32 sent;		/* packets sent in the round: rttLen = t_seqno_ - v_begseq_ */
-	__u32 outstanding;	/* packets out after this ACK: t_seqno_ - last_ack_ */
+	__u32 outstanding;	/* packets out after this ACK (the agent's t_seqno_ -
+				 * last_ack_ is one more: vk_diff_agent()) */
 };
 
 /* Per-socket adaptive state of Vegas-A and PIPE: thresholds and Th' of the last decision. */
@@ -55,6 +56,7 @@ struct vk_decision {
 
 VK_INLINE __u32 vk_min_u32(__u32 a, __u32 b) { return a < b ? a : b; }
 VK_INLINE __u32 vk_max_u32(__u32 a, __u32 b) { return a > b ? a : b; }
+VK_INLINE __u64 vk_min_u64(__u64 a, __u64 b) { return a < b ? a : b; }
 
 VK_INLINE __s32 vk_sat_s32(__u64 x) { return x > 0x7fffffff ? 0x7fffffff : (__s32)x; }
 
@@ -143,13 +145,16 @@ VK_INLINE __u64 vk_diff_backlog(__u32 cwnd, __u32 rtt, __u32 base)
 
 /*
  * The ns-2 agent's diff (docs/DESIGN.md §3.10), from its own counts:
- *   expect = (t_seqno_ - last_ack_) / baseRTT      packets outstanding after the ACK
+ *   expect = (t_seqno_ - last_ack_) / baseRTT
  *   actual = rttLen / rtt                          packets sent in the round
  *   delta  = int((expect - actual) * baseRTT + 0.5)
- * (ns-2.35 tcp/tcp-vegas.cc, recv()), i.e. outstanding - sent*base/rtt + 1/2
- * truncated toward zero as C's int() does, so it can be negative. Done in
- * integers on magnitudes (no signed divide in BPF); counts are capped at 2^30
- * so no product overflows.
+ * (ns-2.35 tcp/tcp-vegas.cc, recv()). An ns-2 ACK names the last packet
+ * received, not the next expected, so t_seqno_ - last_ack_ is the packets
+ * outstanding after the ACK plus one: a whole window under ns-2's per-packet
+ * ACKs. Hence delta = outstanding + 1 - sent*base/rtt + 1/2, truncated toward
+ * zero as int() truncates (exact arithmetic here, where the agent rounds in
+ * doubles), so it can be negative. Done in integers on magnitudes (no signed
+ * divide in BPF); counts are capped at 2^30 so no product overflows.
  */
 VK_INLINE __s64 vk_diff_agent(__u32 outstanding, __u32 sent, __u32 rtt, __u32 base)
 {
@@ -157,7 +162,7 @@ VK_INLINE __s64 vk_diff_agent(__u32 outstanding, __u32 sent, __u32 rtt, __u32 ba
 
 	if (!rtt)
 		return 0;
-	outstanding = vk_min_u32(outstanding, 1u << 30);
+	outstanding = vk_min_u32(outstanding, 1u << 30) + 1;	/* t_seqno_ - last_ack_ */
 	sent = vk_min_u32(sent, 1u << 30);
 	pos = 2ull * outstanding * rtt + rtt;
 	neg = 2ull * sent * base;
@@ -280,7 +285,7 @@ VK_INLINE void vk_vegas_decide(const struct vk_params *p, const struct vk_sample
 	/* paper: the ns-2 agent's delta from its own counts (docs/DESIGN.md §3.10) */
 	diff = p->semantics == VK_SEM_PAPER ?
 	       vk_diff_agent(s->outstanding, s->sent, s->rtt, s->base_rtt) :
-	       (__s64)vk_diff_linux(s->cwnd, s->rtt, s->base_rtt);
+	       (__s64)vk_min_u64(vk_diff_linux(s->cwnd, s->rtt, s->base_rtt), 0x7fffffff);
 	d->diff = vk_sat_diff(diff);
 
 	if (!vk_slow_start_decide(p, s, diff < 0 ? 0 : diff, d)) {

@@ -430,10 +430,19 @@ int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
 	path_of(pin, name, "params");
 	fd = bpf_obj_get(pin);
 	if (fd >= 0) {
-		bool read = bpf_map_lookup_elem(fd, &key, &inst->params) == 0;
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		bool known, read;
 
+		/* Another layout may be larger: never copy more than our struct holds. */
+		known = !bpf_map_get_info_by_fd(fd, &info, &len);
+		read = known && info.value_size == sizeof(inst->params) &&
+		       bpf_map_lookup_elem(fd, &key, &inst->params) == 0;
 		inst->has_params = read && inst->params.magic == VK_PARAMS_MAGIC;
-		inst->other_version = read && !inst->has_params;
+		inst->other_version = known && !inst->has_params &&
+				      (info.value_size != sizeof(inst->params) || read);
+		if (!inst->has_params)
+			memset(&inst->params, 0, sizeof(inst->params));
 		close(fd);
 	}
 	inst->registered = vk_ca_available(name);

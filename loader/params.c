@@ -171,7 +171,7 @@ static int parse_value(const struct vk_param_desc *d, const char *val, unsigned 
 			return -1;
 		}
 		*out = (unsigned)(g * 1000.0 + 0.5);
-		if (*out == 0 && d->kind == VK_P_GAIN) {
+		if (*out == 0 && g > 0.0) {
 			snprintf(err, VK_ERR_MAX, "%s: '%s' is below the resolution 0.001", d->key, val);
 			return -1;
 		}

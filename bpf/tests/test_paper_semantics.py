@@ -2,10 +2,11 @@
 
 ns-2.35 tcp/tcp-vegas.cc, recv(): rtt = v_sumRTT_ / v_cntRTT_ (the round's
 average); expect = (t_seqno_ - last_ack_)/baseRTT, the packets outstanding after
-the ACK; actual = rttLen/rtt, the packets sent in the round;
-delta = int((expect - actual) * baseRTT + 0.5). Th = actual, compared at half a
-packet per round. The table's cases have a full window in flight
-(sent = outstanding = cwnd = 10), base 1000 us:
+the ACK plus one (an ns-2 ACK names the last packet received); actual =
+rttLen/rtt, the packets sent in the round; delta = int((expect - actual) *
+baseRTT + 0.5). Th = actual, compared at half a packet per round. The table's
+cases are the agent's steady state under per-packet ACKs (a window of 10 sent,
+9 outstanding after the ACK), base 1000 us:
 
   rtt 1200 -> backlog 1.667 -> 2     rtt 1300 -> 2.308 -> 2
   rtt 1450 -> 3.103 -> 3             rtt 2000 -> 5.0   -> 5
@@ -96,19 +97,18 @@ def test_jitter_alone_moves_nothing_in_paper_mode():
 
 
 @pytest.mark.parametrize("out,sent,rtt,base,want", [
-    (10, 10, 1000, 1000, 0), (10, 10, 1250, 1000, 2), (10, 10, 1300, 1000, 2),
-    (10, 10, 1450, 1000, 3),
-    (5, 5, 2000, 1000, 3),      # 2.5 rounds up, as int(x + 0.5)
-    (3, 3, 2000, 1000, 2),      # 1.5 -> 2
-    (4, 4, 2000, 1000, 2),      # 2.0 exactly
-    (10, 10, 900, 1000, 0),     # faster than baseRTT: 1 - 1.111 + 0.5 = 0.39 -> 0
-    # the counts apart: rerouting after the switch (docs/DESIGN.md §3.10),
-    # cwnd 4, rtt 281 ms over a baseRTT of 78 ms. cwnd for both: 2.89 -> 3.
-    (4, 4, 281000, 78000, 3),
-    (3, 4, 281000, 78000, 2),   # one packet acked: 3 - 1.11 = 1.89 -> 2
-    (2, 4, 281000, 78000, 1),   # two acked: 0.89 -> 1
-    (0, 4, 281000, 78000, 0),   # -1.11 + 0.5 = -0.61: int() truncates toward zero
-    (0, 10, 1000, 1000, -9),    # -10 + 0.5 = -9.5 -> -9, not -10
+    (9, 10, 1000, 1000, 0), (9, 10, 1250, 1000, 2), (9, 10, 1300, 1000, 2),
+    (9, 10, 1450, 1000, 3),
+    (4, 5, 2000, 1000, 3),      # 2.5 rounds up, as int(x + 0.5)
+    (2, 3, 2000, 1000, 2),      # 1.5 -> 2
+    (3, 4, 2000, 1000, 2),      # 2.0 exactly
+    (9, 10, 900, 1000, 0),      # faster than baseRTT: 10 - 11.11 + 0.5 = -0.61 -> 0
+    # rerouting after the switch (docs/DESIGN.md §3.10): cwnd 4, rtt 281 ms,
+    # baseRTT 78 ms, 4 sent in the round
+    (3, 4, 281000, 78000, 3),   # per-packet ACK (ns-2): 4 - 1.11 = 2.89 -> 3
+    (2, 4, 281000, 78000, 2),   # a delayed ACK of two (Linux): 3 - 1.11 = 1.89 -> 2
+    (0, 4, 281000, 78000, 0),   # 1 - 1.11 + 0.5 = 0.39 -> 0
+    (0, 10, 1000, 1000, -8),    # 1 - 10 + 0.5 = -8.5: int() truncates toward zero, -8
 ])
 def test_diff_agent_rows(out, sent, rtt, base, want):
     assert diff_agent(out, sent, rtt, base) == want
@@ -118,8 +118,10 @@ def test_diff_agent_rows(out, sent, rtt, base, want):
 @given(st.integers(0, 100_000), st.integers(0, 100_000), st.integers(1, 10_000_000),
        st.integers(1, 10_000_000))
 def test_diff_agent_is_the_agents_arithmetic(out, sent, rtt, base):
-    """int() of a Fraction truncates toward zero, as C's int() of a double does."""
-    expect, actual = Fraction(out, base), Fraction(sent, rtt)
+    """int() of a Fraction truncates toward zero, as C's int() does (in exact
+    arithmetic); the agent's t_seqno_ - last_ack_ is the packets outstanding
+    plus one."""
+    expect, actual = Fraction(out + 1, base), Fraction(sent, rtt)
     assert diff_agent(out, sent, rtt, base) == int((expect - actual) * base + Fraction(1, 2))
 
 
@@ -162,17 +164,22 @@ def test_the_tie_band_is_a_parameter(pkts, rtt, pp, pr, tie, want):
 
 
 def test_adaptive_paper_mode_counts_what_the_agent_counts():
-    """Rerouting after the switch: cwnd 4, rtt 281 ms, baseRTT 78 ms, alpha 1,
-    beta 3, the window grown by one at the same RTT. With cwnd for both counts
-    diff rounds to beta and Vegas-A holds; with the agent's counts (3 out after
-    the ACK, 5 sent, Th up a packet per round) diff is 1.6 -> 2, inside
-    (alpha, beta), and Th rising grows the window and the thresholds."""
+    """Rerouting after the switch: cwnd 5, rtt 281 ms, baseRTT 78 ms, alpha 1,
+    beta 3, the window grown by one at the same RTT (Th up a packet per round).
+    The agent's counts after a per-packet ACK (4 out, so t_seqno_ - last_ack_
+    = 5; 5 sent) give 3.6 -> 4 > beta, as cwnd for both does: it backs off.
+    After a delayed ACK of three (2 out) they give 1.6 -> 2, inside (alpha,
+    beta), and Th rising grows the window and the thresholds."""
     a = Adapt(alpha=1, beta=3, prev_pkts=4, prev_rtt=281000)
     p = params("VEGAS_A", alpha=1, beta=3, semantics="paper")
-    s = sample(cwnd=5, ssthresh=2, base_rtt=78000, rtt=281000, outstanding=3, sent=5)
+    s = sample(cwnd=5, ssthresh=2, base_rtt=78000, rtt=281000, outstanding=4, sent=5)
+    d = adaptive(p, s, a, pipe=False)
+    assert (d.diff, d.th_cmp, d.rule, d.cwnd) == (4, 1, RULE["DEC_ADAPT"], 4)
+    assert (a.prev_pkts, a.prev_rtt) == (5, 281000)      # Th' is the count sent
+    a = Adapt(alpha=1, beta=3, prev_pkts=4, prev_rtt=281000)
+    s = sample(cwnd=5, ssthresh=2, base_rtt=78000, rtt=281000, outstanding=2, sent=5)
     d = adaptive(p, s, a, pipe=False)
     assert (d.diff, d.th_cmp, d.rule, d.cwnd, a.alpha) == (2, 1, INC_A, 6, 2)
-    assert (a.prev_pkts, a.prev_rtt) == (5, 281000)      # Th' is the count sent
     a = Adapt(alpha=1, beta=3, prev_pkts=4, prev_rtt=281000)
     d = adaptive(params("VEGAS_A", alpha=1, beta=3, semantics="exact"), s, a, pipe=False)
     assert (d.rule, a.prev_pkts) == (RULE["DEC_ADAPT"], 5)   # exact: cwnd 5, 3.6 > beta
@@ -185,8 +192,8 @@ def test_vegas_paper_mode_uses_the_agents_rounded_backlog():
     assert (d.diff, d.rule) == (3, HOLD)              # 3.10 -> 3: not above beta
     d = vegas(params("VEGAS", alpha=1, beta=3, semantics="exact"), s)
     assert (d.diff, d.rule) == (4, DEC)               # 10*450/1000 = 4.5 -> 4 > 3
-    s = sample(cwnd=10, ssthresh=2, base_rtt=BASE, rtt=1450, outstanding=8, sent=10)
+    s = sample(cwnd=10, ssthresh=2, base_rtt=BASE, rtt=1450, outstanding=7, sent=10)
     d = vegas(params("VEGAS", alpha=1, beta=3, semantics="paper"), s)
-    assert (d.diff, d.rule) == (1, HOLD)              # 8 - 6.90 = 1.10 -> 1: at alpha
+    assert (d.diff, d.rule) == (1, HOLD)              # 7+1 - 6.90 = 1.10 -> 1: at alpha
     d = vegas(params("VEGAS", alpha=1, beta=3, semantics="exact"), s)
     assert (d.diff, d.rule) == (4, DEC)               # exact ignores the counts

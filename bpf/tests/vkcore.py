@@ -69,13 +69,14 @@ def params(variant: str = "VEGAS", **kw) -> Params:
 
 
 def sample(**kw) -> Sample:
-    """A decision's inputs; the agent's counts default to a full window in
-    flight (sent = outstanding = cwnd), where they agree with cwnd."""
+    """A decision's inputs; the agent's counts default to its steady state
+    under ns-2's per-packet ACKs, where they agree with cwnd: a window sent in
+    the round, one packet just acknowledged (outstanding = cwnd - 1)."""
     base = dict(cwnd=10, ssthresh=INF_SSTHRESH, cwnd_clamp=NO_CLAMP, base_rtt=1000, rtt=1000,
                 cnt_rtt=10, acked=1, ss_grow=1, mss=1448)
     base.update(kw)
     base.setdefault("sent", base["cwnd"])
-    base.setdefault("outstanding", base["cwnd"])
+    base.setdefault("outstanding", max(base["cwnd"] - 1, 0))
     return Sample(**base)
 
 

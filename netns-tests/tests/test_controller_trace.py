@@ -214,12 +214,14 @@ def test_every_adaptive_decision_follows_the_papers_table(adaptive_run, cc):
 
 @pytest.mark.parametrize("cc", ["bpf_vegas_a", "bpf_pipe"])
 def test_diff_is_the_agents_delta_from_its_counts(adaptive_run, cc):
-    """diff is ns-2's delta, int(outstanding - sent*base/rtt + 0.5), from the
-    counts the record carries: packets out after the ACK and packets sent in
-    the round (docs/DESIGN.md §3.10); and those counts are the window's."""
+    """diff is ns-2's delta, int(outstanding + 1 - sent*base/rtt + 0.5), from
+    the counts the record carries: packets out after the ACK (plus one: the
+    agent's t_seqno_ - last_ack_) and packets sent in the round
+    (docs/DESIGN.md §3.10); and those counts are the window's."""
     ca = [r for r in adaptive_run[cc] if r["rule"] in CA_RULES]
     for r in ca:
-        delta = Fraction(r["outstanding"]) - Fraction(r["sent"] * r["base_rtt_us"], r["rtt_us"])
+        delta = (Fraction(r["outstanding"] + 1)
+                 - Fraction(r["sent"] * r["base_rtt_us"], r["rtt_us"]))
         assert r["diff"] == int(delta + Fraction(1, 2)), r
         assert r["outstanding"] <= r["cwnd"], r
     # a cwnd-limited flow sends about a window per round (delayed ACKs: +-2)

@@ -7,6 +7,7 @@ are for `make results` and its reports, never asserted here.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import statistics
 import subprocess
@@ -241,6 +242,40 @@ def test_sigint_mid_run_leaves_nothing(tmp_path):
     assert set(available_cc()) == before
 
 
+@pytest.mark.reliability("kill_point")
+@pytest.mark.parametrize("target", ["group", "parent"])
+def test_sigint_mid_batch_of_parallel_runs_stops_everything(tmp_path, target):
+    """`--jobs 2` with runs under way: Ctrl-C (SIGINT to the process group) or a
+    SIGINT to the parent alone stops the batch at once (no further run starts),
+    and every worker's lab, process and controller instance is gone."""
+    before = set(available_cc())
+    known = set(owned_namespaces())
+    p = subprocess.Popen([sys.executable, "-m", "vegaskit.cli.results",
+                          str(paths.SCENARIOS / "vegas_pair.toml"), "--profile", "full",
+                          "--jobs", "2", "--out", str(tmp_path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(set(owned_namespaces()) - known) < 2:
+        time.sleep(0.2)
+    assert len(set(owned_namespaces()) - known) >= 2, "the runs never started"
+    time.sleep(3)                                   # flows running in both labs
+    t0 = time.monotonic()
+    if target == "group":
+        os.killpg(p.pid, signal.SIGINT)
+    else:
+        p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=90)
+    assert p.returncode == 130, err.decode()
+    assert time.monotonic() - t0 < 60, "it ran on after the interrupt"
+    assert err.decode().strip().splitlines()[-1].startswith("testbed: interrupted"), err.decode()
+    assert set(owned_namespaces()) - known == set()
+    left = subprocess.run(["pgrep", "-f", "vegaskit.cli.results"], capture_output=True, text=True)
+    assert left.stdout == "", f"processes left: {left.stdout}"
+    assert set(available_cc()) == before
+    assert not list(tmp_path.glob("vegas_pair/full/*/rep*/summary.json")), \
+        "a run finished: the interrupt came too late to test anything"
+
+
 TWO_RUNS = '''
 name = "merge"
 duration = 4
@@ -277,4 +312,4 @@ def test_a_rerun_of_one_run_replaces_only_its_repetitions(tmp_path):
         assert same == (key[0] == "cubic"), key
         assert second[key]["commit"] not in ("", "unknown")
     report = (tmp_path / "out" / "merge" / "full" / "report.md").read_text()
-    assert f"Source commit of the runs: {second[('reno', 0)]['commit']} (4 runs)" in report
+    assert f"Source commit of the runs: {second[('reno', 0)]['commit']} (4 repetitions)" in report

@@ -17,6 +17,12 @@ def test_counts_by_kind_and_leaves_skips_out():
     assert "All 61 cases passed: 0 tracebacks" in text
 
 
+def test_an_unclean_run_withdraws_the_zeros():
+    """A teardown failure (a leak) or an interrupted run shows only in pytest's exit."""
+    text = render(ROWS, 10, 1)
+    assert "0 tracebacks" not in text and "pytest exit 1" in text
+
+
 def test_a_failure_withdraws_the_zeros():
     rows = ROWS + [{"test": "a::t5", "kind": "race", "outcome": "failed", "cases": 7}]
     text = render(rows, 10, 1)

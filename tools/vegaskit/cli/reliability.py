@@ -61,8 +61,9 @@ def render(rows: list[dict], seconds: float, pytest_rc: int) -> str:
         out.append(f"| {label} | {k['tests']} | {k['cases']} | {bad} | {k['skipped']} | "
                    f"{ASSERTS[kind]} |")
     total = sum(by[k]["cases"] for k in KINDS)
-    if failed:
-        out += ["", f"**{len(failed)} test(s) failed**, so the zeros below do not hold:", ""]
+    if failed or pytest_rc != 0:
+        out += ["", f"**{len(failed)} test(s) failed, pytest exit {pytest_rc}**: the run is "
+                "not clean, so no zeros are claimed.", ""]
         out += [f"- `{r['test']}`" for r in failed]
     else:
         out += ["", f"All {total} cases passed: 0 tracebacks, 0 wrong acceptances and 0 "

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.proc import sigterm_unwinds
 from vegaskit.testbed import index, report, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 
@@ -45,7 +46,7 @@ def source_commit() -> str:
                                 "bpf", "loader", "tools", "netns-tests/scenarios"]).returncode
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return head + ("+" if dirty else "")
+    return head + {0: "", 1: "+"}.get(dirty, "?")
 
 
 def merged(base: Path, names: list[str], new: list[dict]) -> list[dict]:
@@ -56,13 +57,30 @@ def merged(base: Path, names: list[str], new: list[dict]) -> list[dict]:
     return sorted(kept + new, key=lambda x: (x["run"], x["rep"]))
 
 
+def reps_of(summaries: list[dict]) -> set[int]:
+    """How many repetitions each run has: one value when the series agree."""
+    runs: dict[str, int] = {}
+    for sm in summaries:
+        runs[sm["run"]] = runs.get(sm["run"], 0) + 1
+    return set(runs.values())
+
+
 def rundir(base: Path, run: str, rep: int, reps: int) -> Path:
     return base / run / f"rep{rep}" if reps > 1 else base / run
 
 
-def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path, slots,
-            commit: str) -> dict:
-    """One repetition of one run, in a worker process when jobs > 1."""
+# A worker's job slots and the batch's stop flag (set by _worker_init).
+_SLOTS = None
+_STOP = None
+
+
+def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
+            commit: str) -> dict | None:
+    """One repetition of one run, in a worker process when jobs > 1; None if
+    the batch was stopped before it began."""
+    slots = _SLOTS
+    if _STOP is not None and _STOP.is_set():
+        return None
     job = slots.get() if slots is not None else 0
     try:
         r = Scenario.load(path).run(run, profile, rep)
@@ -89,8 +107,17 @@ def command(profile: str, scenario: Path | None = None) -> str:
     return f"sudo make results PROFILE={profile}{what}"
 
 
-def _worker_init():
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+def _interrupt_once(signum, frame):
+    """The first SIGINT ends the run under way; further ones (the parent
+    passes Ctrl-C on) are ignored, so they cannot cut its cleanup short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _worker_init(slots, stop):
+    global _SLOTS, _STOP
+    _SLOTS, _STOP = slots, stop
+    signal.signal(signal.SIGINT, _interrupt_once)
 
 
 def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int,
@@ -117,11 +144,13 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
         base = out / s.name / profile
         if whole:
             sms = sorted(done[s.name], key=lambda x: (x["run"], x["rep"]))
-        elif (reps_override or s.reps(profile)) == s.reps(profile):
+        elif (reps_override or s.reps(profile)) == s.reps(profile) and \
+                len(reps_of(merged(base, names_of[s.name], done[s.name]))) == 1:
             sms = merged(base, names_of[s.name], done[s.name])   # a rerun of some runs
         else:
-            print(f"   {s.name}: summaries.json and report left as they were: --reps "
-                  f"{reps_override} is not the profile's {s.reps(profile)}", flush=True)
+            print(f"   {s.name}: summaries.json and report left as they were: the rerun's "
+                  f"repetitions ({reps_override or s.reps(profile)}) are not those of the "
+                  "other runs there; rerun the whole scenario", flush=True)
             return
         (base / "summaries.json").write_text(json.dumps(sms, indent=1) + "\n")
         print(f"   report: {report.write(s, profile, sms, base, command(profile, s.path))}",
@@ -130,22 +159,35 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
     if jobs <= 1:
         for s, n, rep, d in tasks:
             print(f"== {s.name} / {n} rep {rep} ({profile})", flush=True)
-            sm = run_one(s.path, n, profile, rep, d, None, commit)
+            sm = run_one(s.path, n, profile, rep, d, commit)
             print(_line(sm), flush=True)
             finished(s, sm)
         return
-    mgr = mp.Manager()
-    slots = mgr.Queue()
+    ctx = mp.get_context("fork")
+    slots, stop = ctx.Queue(), ctx.Event()
     for j in range(1, jobs + 1):
         slots.put(j)
-    with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"),
-                                initializer=_worker_init) as pool:
-        futs = {pool.submit(run_one, s.path, n, profile, rep, d, slots, commit): s
+    pool = cf.ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init,
+                                  initargs=(slots, stop))
+    try:
+        futs = {pool.submit(run_one, s.path, n, profile, rep, d, commit): s
                 for s, n, rep, d in tasks}
         for f in cf.as_completed(futs):
             sm = f.result()
             print(f"== {sm['scenario']}\n{_line(sm)}", flush=True)
             finished(futs[f], sm)
+    except BaseException:
+        # Ctrl-C, SIGTERM or a failed run: start nothing more (runs already
+        # queued to a worker see the flag), and interrupt the runs under way so
+        # each removes its lab; a signal to the parent alone would otherwise
+        # leave them running to their end.
+        stop.set()
+        for p in list(getattr(pool, "_processes", {}).values()):
+            if p.is_alive():
+                os.kill(p.pid, signal.SIGINT)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("testbed: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
         return 1
+    sigterm_unwinds()
     try:
         execute(plans, a.profile, a.out, a.reps, a.jobs, whole=not a.runs)
         if a.profile == INDEX_PROFILE:

@@ -107,7 +107,7 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
         commits[sm.get("commit", "not recorded")] = commits.get(sm.get("commit", "not recorded"), 0) + 1
     if commits:
         out += ["Source commit of the runs: " + ", ".join(
-            f"{c} ({n} run{'s' * (n > 1)})" for c, n in sorted(commits.items())) +
+            f"{c} ({n} repetition{'s' * (n > 1)})" for c, n in sorted(commits.items())) +
             ". A rerun of some runs (`--run`) replaces only theirs.", ""]
     if summaries:
         b = summaries[0]["bottleneck"]

@@ -53,6 +53,11 @@ def pytest_runtest_makereport(item, call):
     if rep.when == "call" or (rep.when == "setup" and not rep.passed):
         _rows.append({"test": item.nodeid, "kind": kind, "outcome": rep.outcome,
                       "cases": _cases.get(item.nodeid, 0) or 1})
+    elif rep.when == "teardown" and rep.failed:
+        # the leak checks run in teardown: a test that left state behind failed
+        for row in _rows:
+            if row["test"] == item.nodeid:
+                row["outcome"] = "failed"
 
 
 def pytest_sessionfinish(session):

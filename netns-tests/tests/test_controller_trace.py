@@ -248,12 +248,15 @@ def test_th_is_compared_at_half_a_packet_per_round(adaptive_run, cc):
 
 def rtt_noise_pkts(recs: list[dict]) -> list[float]:
     """|Th - Th'| in packets per round where nothing but the RTT's noise can
-    move it: the same count sent in two rounds whose window did not change
-    (the decision before each held), so the queue did not change either."""
+    move it: the same count sent in two rounds after three decisions that held
+    the window, so that the queue had settled before either round (two holds
+    leave the first round's average with samples from before the change)."""
     ca = [r for r in recs if r["rule"] in CA_RULES]
     out = []
-    for a, b, c in zip(ca, ca[1:], ca[2:]):
-        if a["rule"] == b["rule"] == "hold" and b["sent"] == c["sent"] and c["th_prev"]:
+    for i in range(3, len(ca)):
+        before, c = ca[i - 3:i], ca[i]
+        if all(r["rule"] == "hold" for r in before) and before[-1]["sent"] == c["sent"] \
+                and c["th_prev"]:
             out.append(abs(c["th"] - c["th_prev"]) * c["rtt_us"] / 1e6)
     return out
 
@@ -261,31 +264,18 @@ def rtt_noise_pkts(recs: list[dict]) -> list[float]:
 def test_th_resolution_is_above_the_measured_rtt_noise(adaptive_run):
     """Half a packet per round is the resolution of Th in paper mode; it must
     sit above what the RTT's noise alone moves Th by, or Vegas-A would move its
-    thresholds on noise (issue 11). Measured here on both variants' runs; the
-    figure is quoted in docs/DESIGN.md §3.10."""
+    thresholds on noise (issue 11). Measured on both variants' runs; the tail
+    varies from run to run (p99 0.13 to 0.37 packet here, a rare pair up to
+    0.8), so the bar is that 95% of pairs stay within half the band. The figures
+    are quoted in docs/DESIGN.md §3.10."""
     noise = sorted(rtt_noise_pkts(adaptive_run["bpf_vegas_a"]) +
                    rtt_noise_pkts(adaptive_run["bpf_pipe"]))
     assert len(noise) >= 50, len(noise)
-    p50, p99 = noise[len(noise) // 2], noise[int(len(noise) * 0.99)]
-    print(f"RTT noise in Th, packets per round, {len(noise)} round pairs: "
-          f"median {p50:.3f}, p99 {p99:.3f}, max {noise[-1]:.3f}")
-    assert p99 < 0.5, (p50, p99)
-
-
-def test_pipe_and_vegas_a_part_ways_on_ties(adaptive_run):
-    """The ties PIPE treats differently (diff == alpha, diff == beta, Th ~ Th')
-    occur in the kernel with the papers' arithmetic, and at them the two
-    variants take different decisions: Vegas-A holds where PIPE moves."""
-    seen = {}
-    for cc, pipe in (("bpf_vegas_a", False), ("bpf_pipe", True)):
-        ties = [(r, a, b) for r, a, b in with_thresholds_before(adaptive_run[cc])
-                if r["rule"] in CA_RULES and paper_rule(pipe, r["diff"], a, b, r["th_cmp"])
-                != paper_rule(not pipe, r["diff"], a, b, r["th_cmp"])]
-        seen[cc] = [r["rule"] for r, _, _ in ties]
-        print(f"{cc}: {len(ties)} decisions at a tie the other variant decides differently: "
-              f"{sorted(set(seen[cc]))}")
-    assert "hold" in seen["bpf_vegas_a"], seen
-    assert set(seen["bpf_pipe"]) & {"inc", "dec_adapt"}, seen
+    q = {p: noise[int(len(noise) * p / 100)] for p in (50, 95, 99)}
+    crossed = sum(x >= 0.5 for x in noise)
+    print(f"RTT noise in Th, packets per round, {len(noise)} round pairs: median {q[50]:.3f}, "
+          f"p95 {q[95]:.3f}, p99 {q[99]:.3f}, max {noise[-1]:.3f}; {crossed} at or above 0.5")
+    assert q[95] < 0.25, q
 
 
 @pytest.mark.parametrize("cut", ["4", "2"])

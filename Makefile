@@ -84,11 +84,13 @@ demo: deps all
 # The papers' experiments: every scenario (or SCENARIOS=a.toml b.toml), full profile.
 PROFILE   ?= full
 SCENARIOS ?= $(filter-out demo.toml model_validation.toml model_validation_cross.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
-# JOBS=N runs N at once (no traces then; docs/DESIGN.md §7.1); REPS=N overrides the profile's.
+# JOBS=N runs N at once (no traces then; docs/DESIGN.md §7.1); REPS=N overrides the profile's;
+# RUNS="a b" reruns only those runs, merged into the reports beside the others.
 JOBS      ?= 1
 results: deps all
 	$(PY) -m vegaskit.cli.results $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
-		--profile $(PROFILE) --out results --jobs $(JOBS) $(if $(REPS),--reps $(REPS))
+		--profile $(PROFILE) --out results --jobs $(JOBS) $(if $(REPS),--reps $(REPS)) \
+		$(foreach r,$(RUNS),--run $(r))
 
 # Whether runs side by side change results (decides JOBS; docs/DESIGN.md §7.1).
 concurrency: deps all

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.needs_kernel("ringbuf")]
 
 def one_flow(cc: str, seconds: float, rate: str = "10M", rtt_ms: int = 40, buffer: int = 50,
              mss: int | None = None, trace: str = "decisions", schedule: str = "",
-             controllers: str = "") -> Scenario:
+             controllers: str = "", acks: str = "delayed") -> Scenario:
     return Scenario.parse(f"""
 name = "t_{cc}"
 duration = {seconds}
@@ -28,6 +28,7 @@ trace = "{trace}"
 bottleneck = {{ rate = "{rate}", rtt_ms = {rtt_ms}, buffer = {buffer} }}
 [[flows]]
 cc = "{cc}"
+acks = "{acks}"
 {f"mss = {mss}" if mss else ""}
 {schedule}
 [runs]
@@ -276,6 +277,22 @@ def test_th_resolution_is_above_the_measured_rtt_noise(adaptive_run):
     print(f"RTT noise in Th, packets per round, {len(noise)} round pairs: median {q[50]:.3f}, "
           f"p95 {q[95]:.3f}, p99 {q[99]:.3f}, max {noise[-1]:.3f}; {crossed} at or above 0.5")
     assert q[95] < 0.25, q
+
+
+def test_a_receiver_told_to_ack_every_packet_does(tmp_path):
+    """acks = "every" (ns-2's TCPSink, for the papers' agent counts): after the
+    ACK that ends a round, a window-limited sender has one packet fewer out, not
+    two as behind Linux's delayed ACKs (docs/DESIGN.md §3.10)."""
+    gap = {}
+    for acks in ("delayed", "every"):
+        d = tmp_path / acks
+        runner.execute(one_flow("bpf_vegas_a", 10, acks=acks).run("r", "p"), d)
+        ca = [r for r in data_flow(parse_csv((d / "trace.csv").read_text()))
+              if r["rule"] in CA_RULES]
+        assert len(ca) > 50, (acks, len(ca))
+        gap[acks] = sorted(r["cwnd"] - r["outstanding"] for r in ca)[len(ca) // 2]
+    print(f"median cwnd - outstanding at a decision: {gap}")
+    assert gap == {"delayed": 2, "every": 1}, gap
 
 
 @pytest.mark.parametrize("cut", ["4", "2"])

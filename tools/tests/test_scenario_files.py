@@ -38,6 +38,7 @@ BAD = [
     (with_('duration = 10', 'duration = "ten"'), "duration must be a number"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nbytes = -100'), "bytes must be a whole number"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nbytes = 1.5'), "bytes must be a whole number"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nacks = "sometimes"'), "acks must be one of delayed, every"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nstart = 99'), "not before the end"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nmss = 1'), "mss must be a whole number"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nduration = 5\nbytes = 10'), "not both"),

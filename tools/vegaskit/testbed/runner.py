@@ -146,7 +146,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
         qlogs = {n: str(Path(tmp) / f"{n}.qlog") for n in link_names}
         db = topology.dumbbell(lab, [f.access.params() for f in run.flows], run.bottleneck.params(),
                                [f.egress.params() for f in run.flows], qlogs=qlogs,
-                               seed=run.seed)
+                               seed=run.seed, ack_every=[f.acks == "every" for f in run.flows])
         servers = {}
         for f in run.flows:
             port = BASE_PORT + f.index

@@ -10,6 +10,8 @@
     [[flows]]                               # one sender/receiver pair each
     cc = "{cc}"                             # {placeholders} filled by each run
     start = 0                               # seconds; duration = ...; bytes = ...; mss = ...
+    acks = "delayed"                        # the receiver's ACKs: "delayed" (Linux) or
+                                            # "every" packet (ns-2's TCPSink)
     [[schedule]]
     at = 20; link = "s1"; rtt_ms = 200      # link: bottleneck | sN | dN
     [runs]                                  # one run per entry: placeholder values
@@ -86,7 +88,8 @@ TOP_KEYS = {"name", "title", "source", "duration", "trace", "links", "flows", "s
             "runs", "controllers", "profiles", "paper", "report"}
 REQUIRED = ("name", "duration", "links", "flows", "runs", "profiles")
 LINK_KEYS = {"rate", "rtt_ms", "buffer", "loss"}
-FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egress"}
+FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egress", "acks"}
+ACKS = ("delayed", "every")
 PROFILE_KEYS = {"time_scale", "runs", "duration", "reps", "start_jitter_s"}
 MAX_REPS = 100
 # A name is a directory under --out: no separators, no "..", nothing hidden.
@@ -200,6 +203,10 @@ def validate(doc: dict) -> None:
             _integer(f["mss"], f"{what}.mss", *MSS_RANGE)
         if "label" in f and not isinstance(f["label"], str):
             raise ScenarioError(f"{what}.label must be a string")
+        if "acks" in f and not (isinstance(f["acks"], str) and
+                                (f["acks"] in ACKS or "{" in f["acks"])):
+            raise ScenarioError(f"{what}.acks must be one of {', '.join(ACKS)} "
+                                "or a {placeholder}")
         for k in ("access", "egress"):
             if k in f:
                 validate_link(f[k], f"{what}.{k}")
@@ -284,7 +291,7 @@ class Flow:
     access: LinkSpec
     egress: LinkSpec
     label: str
-
+    acks: str = "delayed"       # "every": the receiver acknowledges each segment
 
 @dataclass
 class ScheduledChange:
@@ -416,10 +423,14 @@ class Scenario:
                                     f"{duration:g} s in profile {profile}")
             if nbytes is None and fdur is None:
                 fdur = duration - start
+            if f.get("acks", "delayed") not in ACKS:       # a placeholder filled badly
+                raise ScenarioError(f"flow {i}.acks must be one of {', '.join(ACKS)}, "
+                                    f"not {f['acks']!r}")
             flows.append(Flow(i, f["cc"], start, fdur, nbytes, f.get("mss"),
                               link_spec(f.get("access", {}), access0, f"flow {i}.access"),
                               link_spec(f.get("egress", {}), egress0, f"flow {i}.egress"),
-                              f.get("label", default_label(i, f["cc"], nbytes))))
+                              f.get("label", default_label(i, f["cc"], nbytes)),
+                              f.get("acks", "delayed")))
         schedule = []
         for c in self.doc.get("schedule", []):
             c = fill(dict(c))

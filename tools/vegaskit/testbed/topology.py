@@ -70,12 +70,14 @@ class Dumbbell:
 
 def dumbbell(lab: Lab, access: list[LinkParams], bottleneck: LinkParams,
              egress: list[LinkParams], qlogs: dict[str, str] | None = None,
-             seed: int = 1) -> Dumbbell:
+             seed: int = 1, ack_every: list[bool] | None = None) -> Dumbbell:
     """n = len(access) = len(egress) flows' worth of hosts; each link named in
     `qlogs` (bottleneck, sN, dN) logs its queue, both directions, to that file.
     Every link draws its random losses from `seed` (and its own index). Spinning
     is off: up to 2n+1 emulators share two cores, and at the papers' rates a
-    packet time is far above timer latency."""
+    packet time is far above timer latency. A receiver i with ack_every[i-1]
+    acknowledges every segment (its route carries `quickack 1`: no delayed
+    ACKs), as ns-2's TCPSink does."""
     qlogs = qlogs or {}
     n = len(access)
     if n != len(egress) or not 1 <= n <= 200:
@@ -99,7 +101,8 @@ def dumbbell(lab: Lab, access: list[LinkParams], bottleneck: LinkParams,
                               max_spin_us=0))
         for ns, dev, addr in ((s, "s-r1", sender_addr(i)), (d, "d-r2", receiver_addr(i))):
             ns.run(["ip", "addr", "add", f"{addr}/32", "dev", dev])
-            ns.run(["ip", "route", "add", "default", "dev", dev, "src", addr])
+            quick = ["quickack", "1"] if ns is d and ack_every and ack_every[i - 1] else []
+            ns.run(["ip", "route", "add", "default", "dev", dev, "src", addr, *quick])
         r1.run(["ip", "route", "add", f"{sender_addr(i)}/32", "dev", f"r1-s{i}"])
         r1.run(["ip", "route", "add", f"{receiver_addr(i)}/32", "dev", "r1-r2"])
         r2.run(["ip", "route", "add", f"{receiver_addr(i)}/32", "dev", f"r2-d{i}"])

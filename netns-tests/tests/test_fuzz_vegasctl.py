@@ -51,9 +51,10 @@ def state() -> tuple:
     return set(available_cc()), pins, params
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def baseline():
-    """Leave the kernel as found: every controller the fuzz registered goes."""
+    """Leave the kernel as found: every controller the fuzz registered goes, at
+    the end of the test (all its examples), before the leak check looks."""
     before = set(available_cc())
     yield before
     for name in set(available_cc()) - before:

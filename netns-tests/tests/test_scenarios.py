@@ -228,13 +228,18 @@ def test_sigint_mid_run_leaves_nothing(tmp_path):
                           str(paths.SCENARIOS / "vegas_pair.toml"),
                           "--profile", "ci", "--out", str(tmp_path)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not owned_namespaces(p.pid):
-        time.sleep(0.1)
-    assert owned_namespaces(p.pid), "the run never started"
-    time.sleep(3)                                   # flows running
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=30)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not owned_namespaces(p.pid):
+            time.sleep(0.1)
+        assert owned_namespaces(p.pid), "the run never started"
+        time.sleep(3)                                   # flows running
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:                            # failed: stop it, leave no run behind
+            p.kill()
+            p.wait()
     assert p.returncode == 130, err.decode()
     assert owned_namespaces(p.pid) == []
     left = subprocess.run(["pgrep", "-f", f"vk{p.pid}x"], capture_output=True, text=True).stdout
@@ -254,17 +259,22 @@ def test_sigint_mid_batch_of_parallel_runs_stops_everything(tmp_path, target):
                           str(paths.SCENARIOS / "vegas_pair.toml"), "--profile", "full",
                           "--jobs", "2", "--out", str(tmp_path)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(set(owned_namespaces()) - known) < 2:
-        time.sleep(0.2)
-    assert len(set(owned_namespaces()) - known) >= 2, "the runs never started"
-    time.sleep(3)                                   # flows running in both labs
-    t0 = time.monotonic()
-    if target == "group":
-        os.killpg(p.pid, signal.SIGINT)
-    else:
-        p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=90)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(set(owned_namespaces()) - known) < 2:
+            time.sleep(0.2)
+        assert len(set(owned_namespaces()) - known) >= 2, "the runs never started"
+        time.sleep(3)                                   # flows running in both labs
+        t0 = time.monotonic()
+        if target == "group":
+            os.killpg(p.pid, signal.SIGINT)
+        else:
+            p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None:                            # failed: stop it, leave no run behind
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
     assert p.returncode == 130, err.decode()
     assert time.monotonic() - t0 < 60, "it ran on after the interrupt"
     assert err.decode().strip().splitlines()[-1].startswith("testbed: interrupted"), err.decode()

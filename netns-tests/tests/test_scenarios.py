@@ -29,6 +29,14 @@ pytestmark = pytest.mark.kernel
 SCENARIOS = sorted(paths.SCENARIOS.glob("*.toml"))
 
 
+def interruptible(argv: list[str], **kw) -> subprocess.Popen:
+    """Popen with SIGINT at its default in the child: a suite started in the
+    background (`cmd &` in a script) hands its children SIGINT ignored, and
+    Python keeps an ignored SIGINT ignored, so Ctrl-C could not be tested."""
+    return subprocess.Popen(argv, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                            **kw)
+
+
 def run_ci(name: str, tmp_path: Path) -> dict[str, dict]:
     s = Scenario.load(paths.SCENARIOS / f"{name}.toml")
     out = {}
@@ -224,7 +232,7 @@ def test_file_transfers_complete(results):
 @pytest.mark.reliability("kill_point")
 def test_sigint_mid_run_leaves_nothing(tmp_path):
     before = set(available_cc())
-    p = subprocess.Popen([sys.executable, "-m", "vegaskit.cli.results",
+    p = interruptible([sys.executable, "-m", "vegaskit.cli.results",
                           str(paths.SCENARIOS / "vegas_pair.toml"),
                           "--profile", "ci", "--out", str(tmp_path)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -255,7 +263,7 @@ def test_sigint_mid_batch_of_parallel_runs_stops_everything(tmp_path, target):
     and every worker's lab, process and controller instance is gone."""
     before = set(available_cc())
     known = set(owned_namespaces())
-    p = subprocess.Popen([sys.executable, "-m", "vegaskit.cli.results",
+    p = interruptible([sys.executable, "-m", "vegaskit.cli.results",
                           str(paths.SCENARIOS / "vegas_pair.toml"), "--profile", "full",
                           "--jobs", "2", "--out", str(tmp_path)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from vegaskit import intf, paths
-from vegaskit.testbed import netns, tcpprobe
+from vegaskit.testbed import leftovers, tcpprobe
 
 VEGASCTL = paths.VEGASCTL
 PIN_ROOT = Path(intf.PIN_ROOT)
@@ -109,7 +109,7 @@ def no_leaks(request):
     # Only what this test made: namespaces carry their creator's pid, and
     # controllers are compared with the set before the test, so a concurrent
     # run on the same host is neither blamed nor cleaned up.
-    leaked_ns = netns.owned_namespaces(os.getpid())
+    leaked_ns = leftovers.owned_namespaces(os.getpid())
     leaked_cc = sorted(set(_our_controllers()) - before_ours)
     own_probe = tcpprobe.TRACEFS / "instances" / f"{tcpprobe.PREFIX}{os.getpid()}"
     leaked_tracing = own_probe.exists()

@@ -41,7 +41,8 @@ from pathlib import Path
 
 import pytest
 
-from vegaskit.testbed import netns, udpprobe
+from conftest import available_cc
+from vegaskit.testbed import leftovers, netns, udpprobe
 from vegaskit.testbed.linkemu import LINKEMU, Change, LinkParams, read_qlog
 from vegaskit.testbed.topology import two_hosts
 from vegaskit.testbed.netns import Lab
@@ -302,33 +303,50 @@ def test_cleanup_after_failure():
             raise RuntimeError("boom")
     assert proc.poll() is not None
     assert not os.path.exists(ctl)
-    assert not set(names) & set(netns.owned_namespaces())
+    assert not set(names) & set(leftovers.owned_namespaces())
 
 
 @pytest.mark.reliability("kill_point")
 def test_a_new_lab_sweeps_what_a_killed_run_left():
-    """A run killed with SIGKILL cleans nothing; the next Lab removes its namespaces
-    (their names carry the dead owner's pid) and what runs inside them."""
-    code = ("import os, signal, subprocess\n"
+    """A run killed with SIGKILL cleans nothing. The next Lab removes what carries
+    the dead owner's mark (leftovers.py): its namespaces and what runs in them, its
+    processes in the root namespace (linkemu, a tracer) and their children, its
+    linkemu control socket, and the controller it loaded."""
+    code = ("import os, signal, subprocess, types\n"
             "from vegaskit.testbed.netns import Lab\n"
+            "from vegaskit.testbed.linkemu import LinkParams\n"
+            "from vegaskit.testbed.topology import two_hosts\n"
+            "from vegaskit.testbed.runner import controllers\n"
+            "run = types.SimpleNamespace(controllers={}, flows=[])\n"
+            "held = controllers(run, {'bpf_vegas_a': 'vk_orphan_a'})  # a reference: no unload at GC\n"
+            "held.__enter__()\n"
             "lab = Lab().__enter__()\n"
+            "path = two_hosts(lab, LinkParams(delay_us=1000))\n"
             "ns = lab.netns('orphan')\n"
             "subprocess.Popen(ns.cmd(['sleep', '3171']), stdout=subprocess.DEVNULL,\n"
             "                 stderr=subprocess.DEVNULL)  # not our pipes: run() waits for EOF\n"
-            "print(ns.name, flush=True)\n"
+            "lab.spawn(None, ['sh', '-c', 'sleep 3172 & wait'], stdout=subprocess.DEVNULL,\n"
+            "          stderr=subprocess.DEVNULL)\n"
+            "print(ns.name, path.link.proc.pid, path.link.ctl_path, flush=True)\n"
             "os.kill(os.getpid(), signal.SIGKILL)\n")
-    name = ""
+    name = ctl = ""
     try:
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
-        name = r.stdout.strip()
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         assert r.returncode == -signal.SIGKILL, r.stderr
-        assert name in netns.owned_namespaces(), "the killed run left nothing to sweep"
+        name, emu, ctl = r.stdout.split()
+        assert name in leftovers.owned_namespaces(), "the killed run left nothing to sweep"
+        assert os.path.exists(f"/proc/{emu}") and os.path.exists(ctl), "linkemu died with its owner"
+        assert "vk_orphan_a" in available_cc(), "the killed run's controller is not registered"
+        time.sleep(0.2)                         # the sh has started its sleep
     finally:
         with Lab():             # the sweep under test (and the cleanup, should the test fail)
             pass
-    assert name not in netns.owned_namespaces()
-    left = subprocess.run(["pgrep", "-f", "sleep 3171"], capture_output=True, text=True)
-    assert left.stdout == "", f"a process of the killed run survived: {left.stdout}"
+    assert name not in leftovers.owned_namespaces()
+    for pattern in ("sleep 3171", "sleep 3172", f"linkemu.*{name.split('-')[0]}"):
+        left = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+        assert left.stdout == "", f"a process of the killed run survived ({pattern}): {left.stdout}"
+    assert not os.path.exists(ctl), "linkemu's control socket survived"
+    assert "vk_orphan_a" not in available_cc(), "the killed run's controller is still registered"
 
 
 @pytest.mark.reliability("kill_point")

@@ -20,7 +20,7 @@ import pytest
 from conftest import available_cc
 from vegaskit import paths
 from vegaskit.testbed import runner
-from vegaskit.testbed.netns import owned_namespaces
+from vegaskit.testbed.leftovers import owned_namespaces
 from vegaskit.testbed.scenario import Scenario
 from vegaskit.analysis.records import read_csv
 

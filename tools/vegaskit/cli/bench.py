@@ -25,6 +25,7 @@ from vegaskit import intf, paths
 from vegaskit.paths import VEGASCTL
 from vegaskit.testbed import iperf
 from vegaskit.testbed.linkemu import LinkParams
+from vegaskit.testbed.leftovers import owner_env
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.topology import TwoHosts, two_hosts, veth_pair
 from vegaskit.testbed.vtrace import Trace
@@ -81,7 +82,7 @@ def bench_tracing() -> dict:
                 if mode == "off":
                     off.append(one_flow(lab, p, "bpf_vegas", port)[0] * 8)
                     continue
-                with Trace("--controller", "bpf_vegas") as t:
+                with Trace("--controller", "bpf_vegas", env=owner_env(lab.prefix)) as t:
                     on.append(one_flow(lab, p, "bpf_vegas", port)[0] * 8)
                 lost.append(t.lost or 0)
                 records.append(len(t.records))

@@ -2,14 +2,13 @@
 
 Everything a run creates is registered with its Lab; Lab.close() (also on
 exceptions, SIGINT and SIGTERM) kills the processes and deletes the
-namespaces, which takes their devices with them. Names carry the owner's pid
-(vk<pid>x<rand>-<role>) so concurrent runs never collide and sweep() can remove
-what a SIGKILLed run left behind.
+namespaces, which takes their devices with them. Names and processes carry
+the owner's mark (vk<pid>x<rand>, leftovers.py) so concurrent runs never
+collide and a new Lab's sweep removes what a SIGKILLed run left behind.
 """
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import signal
 import subprocess
@@ -18,8 +17,7 @@ from dataclasses import dataclass, field
 
 from vegaskit.proc import sh
 
-NETNS_DIR = "/var/run/netns"
-_NAME_RE = re.compile(r"^vk(\d+)x[0-9a-f]+-")
+from .leftovers import delete_netns, new_owner, owner_env, sweep
 
 
 @dataclass
@@ -40,45 +38,6 @@ class Netns:
         self.run(["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"], check=False)
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def sweep() -> list[str]:
-    """Delete vegaskit namespaces whose owning process is gone. Returns their names."""
-    removed = []
-    for name in sorted(os.listdir(NETNS_DIR)) if os.path.isdir(NETNS_DIR) else []:
-        m = _NAME_RE.match(name)
-        if m and not _pid_alive(int(m.group(1))):
-            _kill_netns_procs(name)
-            Netns(name).run(["ss", "-K", "-tan"], check=False)
-            sh(["ip", "netns", "del", name], check=False)
-            removed.append(name)
-    return removed
-
-
-def _kill_netns_procs(name: str) -> None:
-    pids = sh(["ip", "netns", "pids", name], check=False).split()
-    for pid in pids:
-        try:
-            os.kill(int(pid), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
-
-
-def owned_namespaces(pid: int | None = None) -> list[str]:
-    """vegaskit namespaces, or only those made by process `pid`."""
-    names = os.listdir(NETNS_DIR) if os.path.isdir(NETNS_DIR) else []
-    return sorted(n for n in names if (m := _NAME_RE.match(n))
-                  and (pid is None or int(m.group(1)) == pid))
-
-
 class _Terminate(BaseException):
     """SIGTERM turned into an exception so that cleanup runs."""
 
@@ -86,7 +45,7 @@ class _Terminate(BaseException):
 @dataclass
 class Lab:
     """The owner of one run's namespaces and processes; use as a context manager."""
-    prefix: str = field(default_factory=lambda: f"vk{os.getpid()}x{secrets.token_hex(2)}")
+    prefix: str = field(default_factory=new_owner)
     namespaces: list[Netns] = field(default_factory=list)
     procs: list[subprocess.Popen] = field(default_factory=list)
 
@@ -130,6 +89,7 @@ class Lab:
         full = ns.cmd(argv) if ns else argv
         kw.setdefault("stdout", subprocess.PIPE)
         kw.setdefault("stderr", subprocess.PIPE)
+        kw.setdefault("env", owner_env(self.prefix))
         p = subprocess.Popen(full, start_new_session=True, **kw)
         self.procs.append(p)
         return p
@@ -156,10 +116,5 @@ class Lab:
                     s.close()
         self.procs.clear()
         for ns in reversed(self.namespaces):
-            _kill_netns_procs(ns.name)
-            # Destroy its TCP sockets first: an orphaned socket (FIN sent, peer
-            # gone with its namespace) outlives `ip netns del` for minutes and
-            # keeps its congestion controller, ours included, alive meanwhile.
-            ns.run(["ss", "-K", "-tan"], check=False)
-            sh(["ip", "netns", "del", ns.name], check=False)
+            delete_netns(ns.name)
         self.namespaces.clear()

@@ -27,7 +27,7 @@ from pathlib import Path
 from vegaskit import intf
 from vegaskit.analysis import metrics
 
-from . import iperf, topology
+from . import iperf, leftovers, topology
 from .linkemu import read_qlog
 from .netns import Lab
 from .scenario import Run
@@ -62,8 +62,11 @@ def instance_names(run: Run, job: int) -> dict[str, str]:
 @contextlib.contextmanager
 def controllers(run: Run, names: dict[str, str]):
     """Load the vegaskit controllers the run needs and are not loaded, as
-    names[cc]; unload them after. Yields the instances that are ours."""
+    names[cc]; unload them after. Yields the instances that are ours. Each is
+    in a ledger before it loads, so that should this process be killed with
+    SIGKILL, the next Lab's sweep unloads it (leftovers.py)."""
     ours = []
+    owner = leftovers.new_owner()
     try:
         for cc, inst in sorted(names.items()):
             if inst in registered():
@@ -74,6 +77,7 @@ def controllers(run: Run, names: dict[str, str]):
                 args = [variant_of(cc), "--name", inst]
             else:
                 raise RuntimeError(f"congestion control '{cc}' is not available")
+            leftovers.record_loaded(owner, inst)
             r = subprocess.run([VEGASCTL, "load", *args], capture_output=True, text=True)
             if r.returncode != 0:       # vegasctl's own one line says why
                 raise RuntimeError(f"controller '{cc}': {r.stderr.strip() or 'vegasctl load failed'}")
@@ -82,6 +86,7 @@ def controllers(run: Run, names: dict[str, str]):
     finally:
         for inst in ours:
             subprocess.run([VEGASCTL, "unload", inst], capture_output=True)
+        leftovers.forget_loaded(owner)
 
 
 def _watch_data_start(ns, port: int, t0: float, out: dict, key: int) -> threading.Thread:
@@ -162,7 +167,8 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
         if ours and run.trace != "off" and not job:
             what = ["--decisions"] if run.trace == "decisions" else []
             trace = stack.enter_context(
-                Trace(*what, *sum((["--controller", c] for c in ours), [])))
+                Trace(*what, *sum((["--controller", c] for c in ours), []),
+                      env=leftovers.owner_env(lab.prefix)))
         t0 = time.monotonic()
         events = sorted([(f.start, "flow", f) for f in run.flows] +
                         [(c.at, "change", c) for c in run.schedule] +

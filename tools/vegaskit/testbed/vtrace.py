@@ -32,10 +32,14 @@ def parse_csv(text: str) -> list[dict]:
 
 
 class Trace:
-    """Runs `vegasctl trace ARGS` until the with-block ends (SIGINT), then parses it."""
+    """Runs `vegasctl trace ARGS` until the with-block ends (SIGINT), then parses it.
 
-    def __init__(self, *args: str):
+    `env`: the tracer's environment; a Lab's owner_env() lets its sweep find a
+    tracer whose owner was killed."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None):
         self.args = list(args)
+        self.env = env
         self.records: list[dict] = []
         self.text = ""
         self.stderr = ""
@@ -46,7 +50,7 @@ class Trace:
         # fills, blocks vegasctl, and the ring buffer then drops records.
         self._out = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen([VEGASCTL, "trace", *self.args], stdout=self._out,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True, env=self.env)
         deadline = time.monotonic() + 10
         while True:                       # the header line means tracing is on
             self._out.seek(0)

@@ -1,0 +1,142 @@
+"""What a run killed with SIGKILL leaves behind, and the sweep that removes it.
+
+A run cleans up after itself on exceptions, SIGINT and SIGTERM (netns.Lab,
+runner.controllers). SIGKILL gives it no chance, so everything it creates is
+marked with an owner, vk<pid>x<rand>, that names the process responsible:
+- namespaces: the name's prefix (vk<pid>x<rand>-<role>);
+- processes: OWNER_ENV in their environment, inherited by their children, so
+  those outside any namespace (linkemu, the tracer) are found too;
+- linkemu's control sockets: tempdir/<owner>-<rand>.ctl;
+- controllers a run loaded: a ledger file, LEDGER_DIR/<owner>.controllers.
+sweep(), run by every new Lab, removes whatever carries a dead owner's mark.
+A live owner's marks are never touched, so concurrent runs are safe.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+from vegaskit import paths
+from vegaskit.proc import sh
+
+NETNS_DIR = "/var/run/netns"
+LEDGER_DIR = Path("/run/vegaskit-labs")
+OWNER_ENV = "VEGASKIT_LAB"
+_OWNER = rb"vk(\d+)x[0-9a-f]+"
+NAME_RE = re.compile(r"^vk(\d+)x[0-9a-f]+-")
+_ENV_RE = re.compile(rb"(?:^|\0)" + OWNER_ENV.encode() + b"=" + _OWNER + rb"(?:\0|$)")
+_CTL_RE = re.compile(r"^vk(\d+)x[0-9a-f]+-[0-9a-f]+\.ctl$")
+_LEDGER_RE = re.compile(r"^vk(\d+)x[0-9a-f]+\.controllers$")
+
+
+def new_owner() -> str:
+    """A fresh owner mark for this process: vk<pid>x<rand>."""
+    return f"vk{os.getpid()}x{secrets.token_hex(2)}"
+
+
+def owner_env(owner: str) -> dict[str, str]:
+    """The environment for a process the owner starts: the caller's, plus the mark."""
+    return {**os.environ, OWNER_ENV: owner}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _dead(m: re.Match | None) -> bool:
+    return bool(m) and not _alive(int(m.group(1)))
+
+
+def record_loaded(owner: str, instance: str) -> None:
+    """Note, before loading it, that `owner` loads controller `instance`."""
+    LEDGER_DIR.mkdir(mode=0o700, exist_ok=True)
+    with open(LEDGER_DIR / f"{owner}.controllers", "a") as f:
+        f.write(instance + "\n")
+
+
+def forget_loaded(owner: str) -> None:
+    """The owner unloaded what it loaded: its ledger goes."""
+    with contextlib.suppress(FileNotFoundError):
+        (LEDGER_DIR / f"{owner}.controllers").unlink()
+
+
+def _orphan_processes() -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                m = _ENV_RE.search(f.read())
+        except OSError:                 # gone meanwhile, or a kernel thread
+            continue
+        if _dead(m):
+            pids.append(int(entry))
+    return pids
+
+
+def kill_netns_procs(name: str) -> None:
+    for pid in sh(["ip", "netns", "pids", name], check=False).split():
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
+def delete_netns(name: str) -> None:
+    """Kill what runs in namespace `name`, destroy its sockets, delete it."""
+    kill_netns_procs(name)
+    # Destroy its TCP sockets first: an orphaned socket (FIN sent, peer gone
+    # with its namespace) outlives `ip netns del` for minutes and keeps its
+    # congestion controller, ours included, alive meanwhile.
+    sh(["ip", "netns", "exec", name, "ss", "-K", "-tan"], check=False)
+    sh(["ip", "netns", "del", name], check=False)
+
+
+def owned_namespaces(pid: int | None = None) -> list[str]:
+    """vegaskit namespaces, or only those made by process `pid`."""
+    names = os.listdir(NETNS_DIR) if os.path.isdir(NETNS_DIR) else []
+    return sorted(n for n in names if (m := NAME_RE.match(n))
+                  and (pid is None or int(m.group(1)) == pid))
+
+
+def _unload_ledger(path: Path) -> None:
+    registered = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+                     .read_text().split())
+    for inst in path.read_text().split():
+        if inst in registered:
+            subprocess.run([str(paths.VEGASCTL), "unload", inst], capture_output=True)
+    path.unlink(missing_ok=True)
+
+
+def sweep() -> list[str]:
+    """Remove what dead owners left: processes first (linkemu holds TUN devices
+    and the tracer holds the ring), then namespaces with their sockets, then the
+    controllers nothing uses any more, then control sockets. Returns the
+    namespaces removed."""
+    for pid in _orphan_processes():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    removed = [n for n in owned_namespaces() if _dead(NAME_RE.match(n))]
+    for name in removed:
+        delete_netns(name)
+    if LEDGER_DIR.is_dir():
+        for path in LEDGER_DIR.iterdir():
+            if _dead(_LEDGER_RE.match(path.name)):
+                _unload_ledger(path)
+    tmp = tempfile.gettempdir()
+    for name in os.listdir(tmp):
+        if _dead(_CTL_RE.match(name)):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(tmp, name))
+    return removed

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* VEGASCTL_CRASH_AT and VEGASCTL_REFUSE (fault.h). */
+/* VEGASCTL_CRASH_AT, VEGASCTL_PAUSE_AT and VEGASCTL_REFUSE (fault.h). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,14 @@ void vk_crash_point(const char *point)
 
 	if (at && !strcmp(at, point))
 		raise(SIGKILL);
+}
+
+void vk_pause_point(const char *point)
+{
+	const char *at = getenv("VEGASCTL_PAUSE_AT");
+
+	if (at && !strcmp(at, point))
+		raise(SIGSTOP);
 }
 
 bool vk_refused(const char *feature)

@@ -108,6 +108,8 @@ static void prune_root(void)
 {
 	if (rmdir(VK_PIN_CC) && errno != ENOENT)
 		return;		/* still has instances */
+	/* Without the lock (env.c) a load here would reuse pins about to go. */
+	vk_pause_point("unload:pruning");
 	for (size_t i = 0; i < sizeof(vk_shared_pins) / sizeof(vk_shared_pins[0]); i++)
 		unlink(vk_shared_pins[i]);
 	rmdir(VK_PIN_SHARED);

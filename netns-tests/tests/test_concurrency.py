@@ -2,7 +2,9 @@
 someone else made. Commands that change state hold one lock (/run/vegaskit.lock),
 so nothing is lost; a pin root that is not root's own, 0700, is refused."""
 import os
+import signal
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -33,8 +35,58 @@ def test_parallel_sets_of_different_keys_lose_no_update():
             assert {k: got[k] for k in want} == want, f"round {r}: an update was lost"
 
 
+def _stopped(pid: int, timeout: float = 10) -> bool:
+    """Whether process `pid` reaches the stopped state (T) within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        time.sleep(0.01)
+    return False
+
+
+def _shared_pins_kept(label: str) -> None:
+    assert (PIN_ROOT / "shared").is_dir() and any((PIN_ROOT / "shared").iterdir()), \
+        f"{label}: the shared pins went with the unload"
+
+
+@pytest.mark.reliability("race")
+def test_a_load_inside_the_last_unloads_pruning_waits_for_it():
+    """The window itself, opened on purpose: the last unload is stopped (SIGSTOP,
+    VEGASCTL_PAUSE_AT) after it found no instance left and before it removes the
+    shared pins. A load started then must wait for the lock; without the lock it
+    would reuse those pins and the unload, continued, would remove them under it."""
+    vegasctl("load", "vegas", "--name", "vk_race_a")
+    unload = load = None
+    try:
+        reliability.case()
+        unload = subprocess.Popen([str(VEGASCTL), "unload", "vk_race_a"], text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env={**os.environ, "VEGASCTL_PAUSE_AT": "unload:pruning"})
+        assert _stopped(unload.pid), "unload never reached its pruning step"
+        load = subprocess.Popen([str(VEGASCTL), "load", "vegas", "--name", "vk_race_b"],
+                                text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(1)
+        assert load.poll() is None, f"load did not wait for the unload: {load.communicate()}"
+        os.kill(unload.pid, signal.SIGCONT)
+        assert unload.wait(30) == 0 and load.wait(30) == 0, (unload.stderr.read(), load.stderr.read())
+        assert "vk_race_b" in available_cc()
+        names = [i["name"] for i in vegasctl_json("list")["instances"]]
+        assert names == ["vk_race_b"], f"list shows {names}"
+        _shared_pins_kept("the paused unload")
+    finally:
+        for p in (unload, load):
+            if p and p.poll() is None:
+                os.kill(p.pid, signal.SIGCONT)
+                p.wait(30)
+        for n in ("vk_race_a", "vk_race_b"):
+            vegasctl("unload", n, check=False)
+
+
 @pytest.mark.reliability("race")
 def test_load_racing_the_last_unload_leaves_a_working_controller():
+    """The same race left to the scheduler, many rounds."""
     vegasctl("load", "vegas", "--name", "vk_race_a")
     try:
         for r in range(ROUNDS):
@@ -47,8 +99,7 @@ def test_load_racing_the_last_unload_leaves_a_working_controller():
             assert new in available_cc()
             names = [i["name"] for i in vegasctl_json("list")["instances"]]
             assert names == [new], f"round {r}: list shows {names}"
-            assert (PIN_ROOT / "shared").is_dir() and any((PIN_ROOT / "shared").iterdir()), \
-                f"round {r}: the shared pins went with the unload"
+            _shared_pins_kept(f"round {r}")
     finally:
         for n in ("vk_race_a", "vk_race_b"):
             vegasctl("unload", n, check=False)

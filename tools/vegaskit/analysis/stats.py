@@ -56,6 +56,13 @@ def holm(ps: Sequence[float]) -> list[float]:
     return adj
 
 
+def add_holm(rows: list[dict]) -> list[dict]:
+    """Each row's "p", adjusted across the rows, as its "p_holm"; returns rows."""
+    for row, adj in zip(rows, holm([r["p"] for r in rows])):
+        row["p_holm"] = adj
+    return rows
+
+
 def median_interval(xs: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
     """(low, high, coverage): the narrowest order-statistic interval [x(k), x(n-k+1)]
     whose coverage of the median is at least `level`, or [min, max] with the coverage

@@ -76,8 +76,7 @@ def analyse(alone: list[dict], beside: list[dict]) -> list[dict]:
         rows.append({"metric": k, "alone": stats.median(xa), "beside": stats.median(xb),
                      "alone_range": [min(xa), max(xa)], "beside_range": [min(xb), max(xb)],
                      "p": stats.permutation_p(xa, xb), "ks": stats.ks_distance(xa, xb)})
-    for row, adj in zip(rows, stats.holm([r["p"] for r in rows])):
-        row["p_holm"] = adj
+    stats.add_holm(rows)
     return rows
 
 

@@ -145,8 +145,8 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
         if whole:
             sms = sorted(done[s.name], key=lambda x: (x["run"], x["rep"]))
         elif (reps_override or s.reps(profile)) == s.reps(profile) and \
-                len(reps_of(merged(base, names_of[s.name], done[s.name]))) == 1:
-            sms = merged(base, names_of[s.name], done[s.name])   # a rerun of some runs
+                len(reps_of(sms := merged(base, names_of[s.name], done[s.name]))) == 1:
+            pass                                    # a rerun of some runs, merged
         else:
             print(f"   {s.name}: summaries.json and report left as they were: the rerun's "
                   f"repetitions ({reps_override or s.reps(profile)}) are not those of the "

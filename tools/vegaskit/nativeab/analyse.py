@@ -102,9 +102,8 @@ def compare(raw: Path, scenario: str) -> dict:
             row[arm] = {"median": stats.median(vals[arm]), "low": lo, "high": hi, "coverage": cov}
         row["p"] = stats.permutation_p(vals["bpf"], vals["native"])
         rows.append(row)
-    for row, adj in zip(rows, stats.holm([r["p"] for r in rows])):
-        row["p_holm"] = adj
-        row["differs"] = adj < ALPHA
+    for row in stats.add_holm(rows):
+        row["differs"] = row["p_holm"] < ALPHA
     ks = {k: stats.ks_distance(pooled["bpf"][k], pooled["native"][k]) for k in ("cwnd", "srtt")}
     return {"scenario": scenario, "runs": per_arm, "rows": rows, "ks": ks,
             "min_p": stats.min_p(len(per_arm["bpf"]), len(per_arm["native"])),

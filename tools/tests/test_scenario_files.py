@@ -62,6 +62,18 @@ BAD = [
     (with_('time_scale = 0.5', 'reps = 0'), "reps must be a whole number"),
     (with_('time_scale = 0.5', 'reps = 2.5'), "reps must be a whole number"),
     (with_('time_scale = 0.5', 'start_jitter_s = -1'), "start_jitter_s must be a number"),
+    # run and profile names are directories too (results.py removes them before a rerun)
+    (with_('vegas = { cc', '"../../../../tmp/evil" = { cc'), "run name '../../../../tmp/evil'"),
+    (with_('[profiles.ci]', '[profiles."../.."]'), "profile name '../..'"),
+    (with_('bottleneck = ', 'access = '), "[links] needs a bottleneck"),
+    # placeholders are {name}: str.format's conversions, specs and attributes are refused
+    (with_('cc = "{cc}"', 'cc = "{cc!r:>99999999999}"'), "bad placeholder {cc!r:>99999999999}"),
+    (with_('cc = "{cc}"', 'cc = "{cc.__class__}"'), "bad placeholder {cc.__class__}"),
+    (with_('cc = "{cc}"', 'cc = "{cc[0]}"'), "bad placeholder {cc[0]}"),
+    (with_('cc = "{cc}"', 'cc = "{cc}}"'), "unmatched brace"),
+    (with_('[runs]', '[controllers]\nvk = "vegas --name \'x"\n[runs]'),
+     "controllers.vk: No closing quotation"),
+    (with_('[runs]', '[controllers]\nvk = " "\n[runs]'), "controllers.vk is empty"),
     (GOOD + '[[paper.figures]]\nid = "x"\nrun = "nope"\nmetric = "jain"\nvalue = 1\n',
      "unknown run 'nope'"),
     (GOOD + '[[paper.figures]]\nid = "x"\nrun = "vegas"\nmetric = "speed"\nvalue = 1\n',
@@ -85,9 +97,24 @@ def test_a_bad_value_filled_in_by_a_run_is_caught_when_the_run_is_made():
                        .replace('cc = "bpf_vegas"', 'cc = "bpf_vegas", buf = "lots"'))
     with pytest.raises(ScenarioError, match=r"t/vegas: links.bottleneck.buffer must be a number"):
         s.run("vegas", "ci")
-    s = Scenario.parse(with_('cc = "{cc}"', 'cc = "{cc} {0}"'))
-    with pytest.raises(ScenarioError, match="bad placeholder"):
+    s = Scenario.parse(with_('cc = "{cc}"', 'cc = "{cc} {bogus}"'))
+    with pytest.raises(ScenarioError, match="t/vegas: no value for 'bogus'"):
         s.run("vegas", "ci")
+
+
+@pytest.mark.reliability("bad_input")
+def test_flows_last_whole_seconds_and_transfers_keep_a_byte():
+    """iperf3 -t reads whole seconds (atoi): 4.7 ran 4 s and 0.5 ran until killed.
+    A timed flow lasts floor(its scaled duration), and under 1 s is refused; a
+    transfer scaled below one byte keeps one (0 would make it a timed flow)."""
+    reliability.case(2)
+    s = Scenario.parse(with_('cc = "{cc}"', 'cc = "{cc}"\nduration = 9.5'))
+    assert s.run("vegas", "ci").flows[0].duration == 4.0          # 9.5 * 0.5 = 4.75
+    s = Scenario.parse(with_('cc = "{cc}"', 'cc = "{cc}"\nduration = 1.5'))
+    with pytest.raises(ScenarioError, match="lasts 0.75 s in profile ci: iperf3 needs at least 1 s"):
+        s.run("vegas", "ci")
+    s = Scenario.parse(with_('cc = "{cc}"', 'cc = "{cc}"\nbytes = 1'))
+    assert s.run("vegas", "ci").flows[0].bytes == 1
 
 
 def test_every_shipped_scenario_is_valid_in_every_profile():
@@ -109,7 +136,8 @@ def test_repetitions_differ_in_seed_and_start_and_are_reproducible():
     assert [r.seed for r in runs] == [1, 2, 3, 4, 5, 6]
     assert all(0 <= x <= 0.5 for x in starts) and len(set(starts)) == 6
     assert starts == [s.run("vegas", "ci", rep).flows[0].start for rep in range(6)]
-    assert runs[0].flows[0].duration == 10 - starts[0]     # the flow still ends with the run
+    # the flow ends by the run's end, in whole seconds (iperf3 -t)
+    assert runs[0].flows[0].duration == 9 and starts[0] > 0
 
 
 @pytest.mark.reliability("bad_input")

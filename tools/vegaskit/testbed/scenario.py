@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +99,42 @@ MAX_SECONDS = 86400.0
 MAX_BYTES = 1 << 40
 MAX_BUFFER = 1_000_000
 MSS_RANGE = (88, 65495)      # Linux's TCP_MAXSEG bounds for IPv4
+# A placeholder is {name} and nothing else: str.format would also take
+# {cc.__class__}, {cc[0]} and {cc:>99999999}, attribute access and unbounded padding.
+_PLACEHOLDER_RE = re.compile(r"\{([^{}]*)\}")
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def placeholders(v: str, what: str) -> list[str]:
+    """The names of v's {placeholders}; anything but {name}, or a stray brace, is refused."""
+    names = _PLACEHOLDER_RE.findall(v)
+    bad = [n for n in names if not _IDENT_RE.match(n)]
+    if bad:
+        raise ScenarioError(f"{what}: bad placeholder {{{bad[0]}}} in {v!r}: write {{name}}, "
+                            "a run's key, with nothing else inside the braces")
+    if "{" in _PLACEHOLDER_RE.sub("", v) or "}" in _PLACEHOLDER_RE.sub("", v):
+        raise ScenarioError(f"{what}: unmatched brace in {v!r}")
+    return names
+
+
+def fill_placeholders(v: str, values: dict[str, str], what: str) -> str:
+    """v with each {name} replaced by values[name]."""
+    for n in placeholders(v, what):
+        if n not in values:
+            raise ScenarioError(f"no value for {n!r}")
+    return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], v)
+
+
+def _check_placeholders(v, what: str) -> None:
+    """Every string in v (tables and lists included) has only {name} placeholders."""
+    if isinstance(v, str):
+        placeholders(v, what)
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _check_placeholders(x, f"{what}.{k}")
+    elif isinstance(v, list):
+        for i, x in enumerate(v, 1):
+            _check_placeholders(x, f"{what} {i}")
 
 
 def _number(v, what: str, lo: float, hi: float, lo_open: bool = False) -> float:
@@ -160,15 +197,19 @@ def validate_link(d, what: str, filled: bool = False) -> dict:
             if filled or not (isinstance(v, str) and "{" in v)}
 
 
+def _dir_name(name, what: str) -> None:
+    """Scenario, run and profile names name directories under --out."""
+    if not isinstance(name, str) or not NAME_RE.match(name) or ".." in name:
+        raise ScenarioError(f"{what} {name!r} must be 1-64 letters, digits, '_', '.', '-', "
+                            "starting with a letter or digit (it names a directory)")
+
+
 def validate(doc: dict) -> None:
     missing = [k for k in REQUIRED if k not in doc]
     if missing:
         raise ScenarioError(f"missing {', '.join(repr(k) for k in missing)}")
     _keys(doc, TOP_KEYS, "the file")
-    name = doc["name"]
-    if not isinstance(name, str) or not NAME_RE.match(name) or ".." in name:
-        raise ScenarioError(f"name {name!r} must be 1-64 letters, digits, '_', '.', '-', "
-                            "starting with a letter or digit (it names a directory)")
+    _dir_name(doc["name"], "name")
     for k in ("title", "source"):
         if k in doc and not isinstance(doc[k], str):
             raise ScenarioError(f"{k} must be a string")
@@ -228,16 +269,26 @@ def validate(doc: dict) -> None:
     if not runs:
         raise ScenarioError("[runs] must name at least one run")
     for r, vals in runs.items():
+        _dir_name(r, "run name")
         for k, v in _table(vals, f"run {r}").items():
             if not isinstance(v, (str, int, float)) or isinstance(v, bool):
                 raise ScenarioError(f"run {r}: {k} must be a string or a number")
     for k, v in _table(doc.get("controllers", {}), "[controllers]").items():
         if not isinstance(v, str):
             raise ScenarioError(f"controllers.{k} must be a string: 'VARIANT [KEY=VALUE...]'")
+        try:
+            words = shlex.split(v)
+        except ValueError as e:
+            raise ScenarioError(f"controllers.{k}: {e} in {v!r}") from None
+        if not words:
+            raise ScenarioError(f"controllers.{k} is empty: 'VARIANT [KEY=VALUE...]'")
+    for k in ("links", "flows", "schedule", "controllers"):
+        _check_placeholders(doc.get(k, {}), k)
     profiles = _table(doc["profiles"], "[profiles]")
     if not profiles:
         raise ScenarioError("[profiles] must name at least one profile")
     for p, prof in profiles.items():
+        _dir_name(p, "profile name")
         what = f"profile {p}"
         prof = _table(prof, what)
         _keys(prof, PROFILE_KEYS, what)
@@ -381,12 +432,7 @@ class Scenario:
 
         def fill(v):
             if isinstance(v, str):
-                try:
-                    return v.format(**subst)
-                except KeyError as e:
-                    raise ScenarioError(f"no value for {e}") from None
-                except (IndexError, ValueError, AttributeError) as e:
-                    raise ScenarioError(f"bad placeholder in {v!r}: {e}") from None
+                return fill_placeholders(v, subst, "placeholder")
             if isinstance(v, dict):
                 return {k: fill(x) for k, x in v.items()}
             return v
@@ -413,7 +459,8 @@ class Scenario:
             f = fill(f)
             if "cc" not in f:
                 raise ScenarioError(f"{self.name}: flow {i} has no cc")
-            nbytes = int(f["bytes"] * scale) if "bytes" in f else None
+            # A scaled transfer keeps at least one byte (0 would make it a timed flow).
+            nbytes = max(1, int(f["bytes"] * scale)) if "bytes" in f else None
             fdur = float(f["duration"]) * scale if "duration" in f else None
             start = float(f.get("start", 0)) * scale
             if jitter:
@@ -423,6 +470,13 @@ class Scenario:
                                     f"{duration:g} s in profile {profile}")
             if nbytes is None and fdur is None:
                 fdur = duration - start
+            if fdur is not None:
+                # iperf3 -t counts whole seconds (it reads the number with atoi: 4.7
+                # runs 4 s, and 0.5 runs until killed), so the flow lasts floor(fdur).
+                if fdur < 1:
+                    raise ScenarioError(f"flow {i} lasts {fdur:g} s in profile {profile}: "
+                                        "iperf3 needs at least 1 s")
+                fdur = float(math.floor(fdur))
             if f.get("acks", "delayed") not in ACKS:       # a placeholder filled badly
                 raise ScenarioError(f"flow {i}.acks must be one of {', '.join(ACKS)}, "
                                     f"not {f['acks']!r}")

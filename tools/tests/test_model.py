@@ -26,7 +26,8 @@ except ModuleNotFoundError:  # tools/deps.sh installs it in .venv; without it th
 from vegaskit.analysis import model
 
 EX = model.ModelInputs(p=0.04, rtt=0.1, base_rtt=0.05, alpha=4, beta=4, wmax=1000, t0=0.5)
-LOSS_BRANCHES = (model.NO_TO_STABLE, model.NO_TO_NOT_STABLE, model.SINGLE_TO, model.FULL)
+LOSS_BRANCHES = (model.NO_TO_STABLE, model.NO_TO_NOT_STABLE, model.SINGLE_TO, model.FULL,
+                 model.TO_NOT_STABLE)
 
 
 def ex(**changes) -> model.ModelInputs:
@@ -68,25 +69,25 @@ def test_no_loss_branch_without_queueing_uses_wmax():
 
 
 def test_no_timeout_stable_branch_hand_value():
-    # EX with p = 0.1: (12) 0.1 <= 1/6 holds, (26) 0.1 > 1/21 fails -> auto picks (11).
+    # EX with p = 0.1: (12) 0.1 <= 1/6 holds, (26) 0.1 > 1/21 fails (auto picks (27)).
     # (1-p)/p = 0.9/0.1 = 9.   Numerator of (11): 9 + W0 = 17.
     # Denominator: (1-p)/(p W0) + W0/32 + 9/8 = 9/8 + 8/32 + 9/8 = 1.125 + 0.25 + 1.125 = 2.5,
     # times R: 0.25.   (11) = 17 / 0.25 = 68 packets/s.
-    r = model.predict(ex(p=0.1))
-    assert r.branch == model.NO_TO_STABLE
+    r = model.predict(ex(p=0.1), model.NO_TO_STABLE)
+    assert model.predict(ex(p=0.1)).branch == model.TO_NOT_STABLE
     assert r.condition_12.holds and not r.condition_26.holds
     assert r.throughput_pps == pytest.approx(68, rel=1e-12)
 
 
 def test_no_timeout_not_stable_branch_hand_value():
-    # EX with p = 0.2: (12) 0.2 > 1/6 fails -> auto picks (14).
+    # EX with p = 0.2: (12) 0.2 > 1/6 fails (auto picks (27)).
     # sqrt(56/p - 55) = sqrt(280 - 55) = sqrt(225) = 15.
     # (13) W' = (2 + 2*15)/7 = 32/7.
     # (14) = (4*15 + 14/0.2 - 10) / ((1 + 15) * 0.1) = (60 + 70 - 10) / 1.6 = 75 packets/s.
     # Cross-check with the middle form: ((1-p)/p + W') / (W'/4 R) = (4 + 32/7) / (8/70)
     #   = (60/7) * (70/8) = 75.
-    r = model.predict(ex(p=0.2))
-    assert r.branch == model.NO_TO_NOT_STABLE
+    r = model.predict(ex(p=0.2), model.NO_TO_NOT_STABLE)
+    assert model.predict(ex(p=0.2)).branch == model.TO_NOT_STABLE
     assert not r.condition_12.holds and not r.condition_26.holds
     assert r.throughput_pps == pytest.approx(75, rel=1e-12)
     assert model.w_prime(0.2) == pytest.approx(32 / 7, rel=1e-12)
@@ -95,8 +96,37 @@ def test_no_timeout_not_stable_branch_hand_value():
 def test_no_timeout_not_stable_branch_second_hand_value():
     # p = 7/8: sqrt(56/p - 55) = sqrt(64 - 55) = 3; W' = (2 + 6)/7 = 8/7;
     # (14) = (4*3 + 14*8/7 - 10) / ((1 + 3) * 0.1) = (12 + 16 - 10) / 0.4 = 45 packets/s.
-    assert model.predict(ex(p=0.875)).throughput_pps == pytest.approx(45, rel=1e-12)
+    assert model.predict(ex(p=0.875), model.NO_TO_NOT_STABLE).throughput_pps == \
+        pytest.approx(45, rel=1e-12)
     assert model.w_prime(0.875) == pytest.approx(8 / 7, rel=1e-12)
+
+
+def test_timeout_not_stable_branch_rebuilt_from_its_periods():
+    # (27) rebuilt period by period, not from the simplified closed form, for EX at
+    # p = 0.2 ((12) and (26) fail) with the time-out series of (30)-(31):
+    p, R, T0 = 0.2, EX.rtt, EX.t0
+    wp = model.w_prime(p)                               # (13): 32/7, below W0 = 8
+    lg = math.log2(wp)                                  # > 2: a slow start exists
+    p_ad = 1 / p + wp - 1                               # (16) with W'
+    p_ssp, d_ssp = 2 ** lg - 4, 2 * (lg - 2)            # (17) with W'
+    p_bc, d_bc = 3 * wp ** 2 / 8 - wp / 4, wp / 2       # (18) with W'
+    d_tp = d_bc + (p_ad - p_ssp - p_bc) / wp            # (19)'s first form
+    p_lfp, d_lfp = (1 - p) / p + wp, wp / 4             # (14)
+    n = (1 - model.p_timeout(p, wp)) / model.p_timeout(p, wp)  # (20)-(21) at W'
+    packets = p_ad + n * p_lfp + 2 * p * (2 - p) / (1 - p) ** 2
+    seconds = (d_ssp + d_tp + n * d_lfp) * R + model.timeout_series_duration_factor(p) * T0
+    r = model.predict(ex(p=p))
+    assert r.branch == model.TO_NOT_STABLE
+    assert r.throughput_pps == pytest.approx(packets / seconds, rel=1e-12)
+    # Time-outs cost: below (14), which ignores them, for the same p.
+    assert r.throughput_pps < model.predict(ex(p=p), model.NO_TO_NOT_STABLE).throughput_pps
+
+
+def test_timeout_not_stable_caps_the_window_at_w0():
+    # Where (12) holds but (26) fails, W' of (13) can exceed W0: the window at a loss is W0.
+    assert model.w_prime(1e-3) > 8
+    assert model.window_at_loss_not_stable(1e-3, 8) == 8
+    assert model.window_at_loss_not_stable(0.2, 8) == pytest.approx(32 / 7, rel=1e-12)
 
 
 # Shared by the two time-out branches, EX (p = 0.04, W0 = 8, R = 0.1, T0 = 0.5):
@@ -225,9 +255,9 @@ def test_n_ss2to_without_slow_start():
 # --- conditions (12) and (26) at their boundaries ----------------------------------------
 
 @pytest.mark.parametrize("p, holds, branch", [
-    (math.nextafter(1 / 6, 0), True, model.NO_TO_STABLE),
-    (1 / 6, True, model.NO_TO_STABLE),
-    (math.nextafter(1 / 6, 1), False, model.NO_TO_NOT_STABLE),
+    (math.nextafter(1 / 6, 0), True, model.TO_NOT_STABLE),     # (26) fails on both sides
+    (1 / 6, True, model.TO_NOT_STABLE),
+    (math.nextafter(1 / 6, 1), False, model.TO_NOT_STABLE),
 ])
 def test_condition_12_at_its_boundary(p, holds, branch):
     r = model.predict(ex(p=p))
@@ -241,7 +271,7 @@ def test_condition_12_at_its_boundary(p, holds, branch):
 @pytest.mark.parametrize("p, holds, branch", [
     (math.nextafter(1 / 21, 0), True, model.FULL),
     (1 / 21, True, model.FULL),
-    (math.nextafter(1 / 21, 1), False, model.NO_TO_STABLE),
+    (math.nextafter(1 / 21, 1), False, model.TO_NOT_STABLE),
 ])
 def test_condition_26_at_its_boundary(p, holds, branch):
     r = model.predict(ex(p=p))
@@ -282,13 +312,14 @@ def test_p_to_zero_with_alpha_below_beta_tends_to_w0_over_r():
 @pytest.mark.parametrize("p", [0.3, 0.5, 0.9])
 @pytest.mark.parametrize("rtt, base, alpha, beta", [
     (0.1, 0.05, 4, 4), (0.3, 0.25, 1, 3), (1.0, 0.2, 6, 6), (0.12, 0.1, 2, 4)])
-def test_large_p_selects_the_reno_like_branch(p, rtt, base, alpha, beta):
+def test_large_p_fails_12_and_the_reno_like_branch_depends_on_p_only(p, rtt, base, alpha, beta):
     # W0 (5) = 8, 12, 7.5, 18; bounds (12) = 32/192 = 0.167, 32/608 = 0.053,
-    # 32/155.75 = 0.205, 32/1652 = 0.019. Every p here fails (12), so auto uses (14), whose
-    # throughput * R depends on p only. (For 8/7 <= W0 <= 4, (12) never fails: see
-    # test_condition_12_bound.)
-    r = model.predict(model.ModelInputs(p, rtt, base, alpha, beta, 1000, 2 * rtt))
-    assert r.branch == model.NO_TO_NOT_STABLE
+    # 32/155.75 = 0.205, 32/1652 = 0.019. Every p here fails (12), so auto uses (27); (14),
+    # forced, gives a throughput * R that depends on p only. (For 8/7 <= W0 <= 4, (12)
+    # never fails: see test_condition_12_bound.)
+    i = model.ModelInputs(p, rtt, base, alpha, beta, 1000, 2 * rtt)
+    assert model.predict(i).branch == model.TO_NOT_STABLE
+    r = model.predict(i, model.NO_TO_NOT_STABLE)
     s = math.sqrt(56 / p - 55)
     assert r.throughput_pps * rtt == pytest.approx((4 * s + 14 / p - 10) / (1 + s), rel=1e-12)
 
@@ -328,9 +359,12 @@ else:
         return i
 
     def _valid(r: model.ModelResult) -> bool:
-        """Whether the branch's own conditions hold: (12) for (11); (12) and (26) for (23), (32)."""
+        """Whether the branch's own conditions hold: (12) for (11); (12) and (26) for (23),
+        (32); (12) or (26) failing for (27)."""
         if r.branch == model.NO_TO_NOT_STABLE:
             return True
+        if r.branch == model.TO_NOT_STABLE:
+            return not (r.condition_12.holds and r.condition_26.holds)
         if r.branch == model.NO_TO_STABLE:
             return r.condition_12.holds
         return r.condition_12.holds and r.condition_26.holds
@@ -366,6 +400,8 @@ def test_monotone_sweeps_on_the_example():
     sweep([1e-4, 1e-3, 0.01, 0.03, 0.045], lambda p: ex(p=p), model.SINGLE_TO)
     sweep([1e-3, 0.01, 0.05, 0.1, 0.16], lambda p: ex(p=p), model.NO_TO_STABLE)
     sweep([0.17, 0.3, 0.5, 0.9], lambda p: ex(p=p), model.NO_TO_NOT_STABLE)
+    sweep([0.05, 0.1, 0.2, 0.5, 0.9], lambda p: ex(p=p), model.TO_NOT_STABLE)
+    sweep([0.1, 0.12, 0.15, 0.2], lambda R: ex(p=0.1, rtt=R, t0=5 * R), model.TO_NOT_STABLE)
     # R from 0.1 to 0.2 at p = 0.1: W0 = 4R/(R - 0.05) falls from 8 to 5.33 and (12) holds.
     sweep([0.1, 0.12, 0.15, 0.2], lambda R: ex(p=0.1, rtt=R), model.NO_TO_STABLE)
     sweep([0.1, 0.12, 0.15, 0.2], lambda R: ex(p=0.02, rtt=R), model.FULL)

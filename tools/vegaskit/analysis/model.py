@@ -13,26 +13,29 @@ branch                                      equation      auto-selected when
 =========================================  ============  ===============================
 no-loss                                     (3)-(4)       p == 0
 full                                        (32)          p > 0, (12) and (26) hold
-no-timeout, stable backlog reachable        (11)          p > 0, (12) holds, (26) fails
-no-timeout, stable backlog not reachable    (14)          p > 0, (12) fails
+timeout, stable backlog not reachable       (27), (30)-(31) p > 0, (12) or (26) fails
+no-timeout, stable backlog reachable        (11)          never; only when forced
+no-timeout, stable backlog not reachable    (14)          never; only when forced
 single-timeout                              (23)-(25)     never; only when forced
 =========================================  ============  ===============================
 
 Default ("auto"): the full model (32), because section 3.4 calls (4) and (32) "a complete
-throughput model ... given that constraints (12) and (26) are met". Section 4.1 finds
-(23) indistinguishable from (32); ask for it with ``branch="single-timeout"`` (CLI:
-``--branch single-timeout``). A forced branch is computed whatever the conditions say;
+throughput model ... given that constraints (12) and (26) are met". Where either fails,
+section 3.3.4 gives (27): the SS2SS period of (15) with the loss-free periods of section
+3.2.3 (window W' of (13) at a loss) and the slow start ending at W'/2. We evaluate (27)
+with the time-out series of (30)-(31) in place of the single time-out, as (32) does for
+(23), so that the auto throughput is one model with time-outs on both sides of the
+boundary (docs/DESIGN.md §7). Section 4.1 finds (23) indistinguishable from (32); ask for
+it with ``branch="single-timeout"`` (CLI: ``--branch single-timeout``). The no-time-out
+models (11) and (14) of section 3.2 are kept as forced branches: they are what a flow
+that never times out would do. A forced branch is computed whatever the conditions say;
 the result still reports both conditions so the caller can see when they fail.
 
-Where a condition fails the paper's own answer for the time-out models is (27), which it
-gives only in outline (section 3.3.4) and which is not a closed form, so "auto" falls
-back to the no-time-out models of section 3.2 chosen by (12) alone (section 3.2.2: "If
-equation (12) ... does not hold, we use the analysis presented next", i.e. (14)). The
-auto throughput is therefore piecewise: it jumps at the (26) and (12) boundaries, and
-can jump *up* there because (11) and (14) ignore time-outs. Monotonicity in p and R is
-a property of each branch on its own, where its conditions hold (tested for W0 >= 2 and
-T0 >= R; with T0 much smaller than R, (23) and (32) can rise with p, since the packets of
-a time-out series then cost almost no time), not of the piecewise function.
+The auto throughput is piecewise: it can jump at the boundary of (12) and (26), where W0
+gives way to W'. Monotonicity in p and R is a property of each branch on its own, where
+its conditions hold (tested for W0 >= 2 and T0 >= R; with T0 much smaller than R, (23) and
+(32) can rise with p, since the packets of a time-out series then cost almost no time),
+not of the piecewise function.
 
 Limits: as p -> 0 every loss branch that holds tends to W0/R = (alpha+beta)/2/(R -
 baseRTT) from (5), which is (4) only when alpha == beta (the assumption of section 3.1);
@@ -56,11 +59,12 @@ import sys
 from dataclasses import asdict, dataclass
 
 NO_LOSS = "no-loss"
+TO_NOT_STABLE = "timeout, stable backlog not reachable"
 NO_TO_STABLE = "no-timeout, stable backlog reachable"
 NO_TO_NOT_STABLE = "no-timeout, stable backlog not reachable"
 SINGLE_TO = "single-timeout"
 FULL = "full"
-BRANCHES = (NO_LOSS, NO_TO_STABLE, NO_TO_NOT_STABLE, SINGLE_TO, FULL)
+BRANCHES = (NO_LOSS, NO_TO_STABLE, NO_TO_NOT_STABLE, SINGLE_TO, FULL, TO_NOT_STABLE)
 AUTO = "auto"
 
 
@@ -194,8 +198,9 @@ def condition_12_bound(w0: float) -> float:
 def w_prime(p: float) -> float:
     """Equation (13): window at a loss when stable backlog is not reached, (2 + 2 sqrt(56/p - 55)) / 7.
 
-    Not capped at Wmax (section 3.2.3 does not): (14) is only auto-selected when (12)
-    fails, and then 7W'^2 - 4W' = 32/p - 32 < 7W0^2 - 36W0 < 7W0^2 - 4W0, so W' < W0 <= Wmax.
+    Not capped here (section 3.2.3 does not): where (12) fails, 7W'^2 - 4W' = 32/p - 32
+    < 7W0^2 - 36W0 < 7W0^2 - 4W0, so W' < W0 <= Wmax. (27) caps it at W0 itself
+    (``window_at_loss_not_stable``), since it also applies where (12) holds.
     """
     return (2 + 2 * math.sqrt(56 / p - 55)) / 7
 
@@ -288,15 +293,52 @@ def throughput_full(p: float, w0: float, n: float, rtt: float, t0: float) -> flo
     return packets / (n_ss2to(p, w0, n) * rtt + timeout_series_duration_factor(p) * t0)
 
 
+# --- stable backlog not attainable, with time-outs (section 3.3.4) --------------------
+
+def window_at_loss_not_stable(p: float, w0: float) -> float:
+    """W' of (13), the window at a loss when stable backlog is not reached, at most W0.
+
+    Choice (section 3.3.4): (27) applies when (12) *or* (26) fails. When (12) holds but
+    (26) fails, loss-free periods do reach stable backlog, W' of (13) exceeds W0, and the
+    window cannot pass W0 (5): the cap keeps (27) from crediting a window Vegas never holds.
+    """
+    return min(w_prime(p), w0)
+
+
+def n_ss2to_not_stable(p: float, wp: float, n: float) -> float:
+    """(27)'s denominator before its time-outs, in rounds: D'_SSP + D'_TP + n D'_LFP.
+
+    D'_SSP and D'_TP are (17) and (19) with W' for W0 (section 3.3.4: "the transition
+    between the two phases taking place when the window size is W'/2"); D'_LFP = W'/4
+    rounds from (14). Together: 2 log W' - 11/4 + W'/8 + (1-p)/(p W') + (4 - 2^log W')/W'
+    + n W'/4, with log from ``slow_start_log``.
+    """
+    lg = slow_start_log(wp)
+    return (2 * lg - 11 / 4 + wp / 8 + (1 - p) / (p * wp) + (4 - 2 ** lg) / wp
+            + n * wp / 4)
+
+
+def throughput_timeout_not_stable(p: float, w0: float, rtt: float, t0: float) -> float:
+    """Equation (27) with the time-out series of (30)-(31):
+
+    ((n'+1)((1-p)/p + W') + 2p(2-p)/(1-p)^2) / (N' R + d(p) T0), where P'_SSP + P'_TP =
+    1/p + W' - 1 as in (16), P'_LFP = (1-p)/p + W' as in (14), n' from (20)-(21) at the
+    window W' a loss finds, and N' from ``n_ss2to_not_stable``.
+    """
+    wp = window_at_loss_not_stable(p, w0)
+    n = n_loss_free_periods(p_timeout(p, wp))
+    packets = (n + 1) * ((1 - p) / p + wp) + packets_in_timeout_series(p)
+    return packets / (n_ss2to_not_stable(p, wp, n) * rtt
+                      + timeout_series_duration_factor(p) * t0)
+
+
 # --- putting it together -------------------------------------------------------------
 
 def select_branch(p: float, c12: Condition, c26: Condition) -> str:
     """The "auto" choice between the branches by conditions (12) and (26) (see module doc)."""
     if p == 0:
         return NO_LOSS
-    if c12.holds and c26.holds:
-        return FULL
-    return NO_TO_STABLE if c12.holds else NO_TO_NOT_STABLE
+    return FULL if c12.holds and c26.holds else TO_NOT_STABLE
 
 
 def _branch_throughput(branch: str, i: ModelInputs, w0: float, w0_nl: float) -> float:
@@ -307,6 +349,8 @@ def _branch_throughput(branch: str, i: ModelInputs, w0: float, w0_nl: float) -> 
         return throughput_no_timeout_stable(i.p, w0, i.rtt)
     if branch == NO_TO_NOT_STABLE:
         return throughput_no_timeout_not_stable(i.p, i.rtt)
+    if branch == TO_NOT_STABLE:
+        return throughput_timeout_not_stable(i.p, w0, i.rtt, i.t0)
     n = n_loss_free_periods(p_timeout(i.p, w0))
     model = throughput_full if branch == FULL else throughput_single_timeout
     return model(i.p, w0, n, i.rtt, i.t0)
@@ -355,7 +399,7 @@ def _build_parser() -> _Parser:
         prog="python -m vegaskit.analysis.model",
         description="Samios-Vernon TCP Vegas throughput model (SIGMETRICS 2003, section 3).",
         epilog="Default --branch auto: no-loss if p == 0; else the full model (32) when "
-               "conditions (12) and (26) hold; else (11) if (12) holds; else (14). "
+               "conditions (12) and (26) hold; else (27) with time-out series. "
                "A named --branch is computed even when its conditions fail.")
     parser.add_argument("--p", type=float, required=True, help="loss-episode rate, in [0, 1)")
     parser.add_argument("--rtt", type=float, required=True, help="R, average RTT (s)")

@@ -16,6 +16,9 @@ struct vk_cli vk_cli;
 
 int vk_die(const char *msg)
 {
+	/* A backstop: a failure must never be reported as an empty line. */
+	if (!msg || !*msg)
+		msg = "failed without a message (a vegasctl bug: rerun with -v and report it)";
 	fprintf(stderr, "vegasctl: %s\n", msg);
 	return 1;
 }
@@ -80,7 +83,7 @@ static int filter_opt(struct vk_filter *f, int c, const char *arg, char *err)
 /* One getopt_long step; 1 if it was an option vk_getopt takes itself. */
 static int shared_opt(int c, char **argv, struct vk_opts *o)
 {
-	char err[VK_ERR_MAX];
+	char err[VK_ERR_MAX] = "";
 	int r;
 
 	switch (c) {

@@ -42,7 +42,7 @@ static bool btf_has(const char *name, int kind)
 /* Load only `prog` of the probe object; the storage map only if it needs one. */
 static bool prog_loads(const char *prog)
 {
-	char err[VK_ERR_MAX];
+	char err[VK_ERR_MAX] = "";
 	struct bpf_object *obj = vk_iter_open("vk_probe", vk_probe_elf_bytes, prog, err);
 	bool ok;
 

@@ -227,7 +227,7 @@ static int parse(struct vk_filter *flt, struct dump *d, const char **via, int ar
 int vk_cmd_flows(int argc, char **argv)
 {
 	struct vk_filter flt;
-	char err[VK_ERR_MAX];
+	char err[VK_ERR_MAX] = "";
 	const char *via = NULL;
 	struct dump d = { .flt = &flt, .err = err };
 	int ret;

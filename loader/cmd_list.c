@@ -44,7 +44,7 @@ static int print_variants(bool json, char *err)
 int vk_cmd_list(int argc, char **argv)
 {
 	char (*names)[VK_NAME_MAX];
-	char err[VK_ERR_MAX];
+	char err[VK_ERR_MAX] = "";
 	int n, ret, shown = 0;
 	bool json;
 

@@ -214,7 +214,7 @@ static int run(const struct load_args *a, char *err)
 int vk_cmd_load(int argc, char **argv)
 {
 	struct load_args a = {};
-	char err[VK_ERR_MAX];
+	char err[VK_ERR_MAX] = "";
 	int ret = parse(&a, argc, argv);
 
 	if (ret < 0)

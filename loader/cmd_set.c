@@ -36,7 +36,7 @@ static int read_params(const char *name, struct vk_params *p, char *err)
 
 int vk_cmd_set(int argc, char **argv)
 {
-	char err[VK_ERR_MAX];
+	char err[VK_ERR_MAX] = "";
 	struct vk_params p;
 	const char *name;
 	int ret = vk_getopt_args(argc, argv, 2, -1, "set NAME KEY=VALUE...");

@@ -12,7 +12,7 @@ const char vk_usage_show[] = "show NAME [--json]";
 int vk_cmd_show(int argc, char **argv)
 {
 	struct vk_instance in;
-	char err[VK_ERR_MAX];
+	char err[VK_ERR_MAX] = "";
 	int ret = vk_getopt_args(argc, argv, 1, 1, "show NAME");
 
 	if (ret >= 0)

@@ -102,7 +102,7 @@ static int move_established(const struct vk_swap_cfg *cfg, struct swap_counts *c
 	struct bpf_object *obj;
 	struct bpf_link *link = NULL;
 	struct vk_swap_cfg *rw;
-	char why[VK_ERR_MAX];
+	char why[VK_ERR_MAX] = "";
 	int ret = -1;
 	double t0;
 
@@ -156,7 +156,7 @@ static int parse(struct swap_args *a, int argc, char **argv, char *err)
 		if (c == OPT_NETNS) {
 			a->netns = optarg;
 		} else if (c == OPT_FROM) {
-			if (vk_check_name(optarg, err) || vk_filter_controller(&a->cfg.filter, optarg, err))
+			if (vk_filter_controller(&a->cfg.filter, optarg, err))
 				return vk_die(err);
 		}
 	}
@@ -180,7 +180,7 @@ int vk_cmd_swap(int argc, char **argv)
 	struct vk_swap_cfg *cfg = &a.cfg;
 	const struct vk_filter *flt = &a.cfg.filter;
 	struct swap_counts c = {};
-	char err[VK_ERR_MAX], prev[64] = "";
+	char err[VK_ERR_MAX] = "", prev[64] = "";
 	const char *target, *netns;
 	bool set_default, move;
 	int ret;

@@ -117,8 +117,12 @@ static int set_trace(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
 	for (int i = 0; i < n; i++) {
 		struct vk_instance in;
 
-		if (vk_instance_read(names[i], &in, err) || !in.has_params)
+		if (vk_instance_read(names[i], &in, err))
 			continue;
+		if (!in.has_params) {	/* unloaded or replaced since trace_names */
+			vk_err(err, "'%s' has no readable parameters any more", names[i]);
+			continue;
+		}
 		in.params.trace = bits;
 		if (vk_instance_write_params(names[i], &in.params, err) == 0)
 			done++;
@@ -199,25 +203,58 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 	return -1;
 }
 
-/*
- * The instances to trace: those --controller names, all of which must
- * exist, or else every one loaded. A malloc'd array; returns the count.
- */
-static int trace_names(const struct vk_filter *flt, char (**names)[VK_NAME_MAX], char *err)
+/* 0 if the instance's trace bits would reach running code; else -1 with err. */
+static int traceable(const char *name, char *err)
 {
 	struct vk_instance in;
 
-	if (!flt->ncc)
-		return vk_instance_names(names);
-	*names = calloc(flt->ncc, sizeof(**names));
-	if (!*names)
-		return vk_err(err, "out of memory");
-	for (__u32 i = 0; i < flt->ncc; i++) {
-		if (vk_instance_read(flt->cc[i], &in, err))
-			return -1;
-		memcpy((*names)[i], flt->cc[i], VK_NAME_MAX);
+	if (vk_instance_read(name, &in, err))
+		return -1;
+	if (!in.committed)
+		return vk_err(err, "'%s' is incomplete (an interrupted load): nothing runs to trace; "
+			      "vegasctl unload %s", name, name);
+	if (in.other_version)
+		return vk_err(err, "'%s' was loaded by another vegaskit version (parameter layout "
+			      "differs): trace it with that vegasctl, or unload and load it again",
+			      name);
+	if (!in.has_params)
+		return vk_err(err, "'%s' has no readable parameters (interrupted load?): "
+			      "vegasctl unload %s", name, name);
+	return 0;
+}
+
+/*
+ * The instances to trace: those --controller names, all of which must be
+ * traceable, or else every loaded one that is. A malloc'd array; returns the
+ * count, or -1 with err.
+ */
+static int trace_names(const struct vk_filter *flt, char (**names)[VK_NAME_MAX], char *err)
+{
+	char why[VK_ERR_MAX] = "";
+	int n, kept = 0;
+
+	if (flt->ncc) {
+		*names = calloc(flt->ncc, sizeof(**names));
+		if (!*names)
+			return vk_err(err, "out of memory");
+		for (__u32 i = 0; i < flt->ncc; i++) {
+			if (traceable(flt->cc[i], err))
+				return -1;
+			memcpy((*names)[i], flt->cc[i], VK_NAME_MAX);
+		}
+		return (int)flt->ncc;
 	}
-	return (int)flt->ncc;
+	n = vk_instance_names(names);
+	if (n < 0)
+		return vk_err(err, "cannot read %s: %s", VK_PIN_CC, strerror(errno));
+	for (int i = 0; i < n; i++)
+		if (traceable((*names)[i], why) == 0)
+			memmove((*names)[kept++], (*names)[i], VK_NAME_MAX);
+	if (n && !kept)		/* say why the only ones there are cannot be traced */
+		return vk_err(err, "no loaded vegaskit controller can be traced (%s)", why);
+	if (!kept)
+		return vk_err(err, "no vegaskit controller is loaded: nothing to trace (see: vegasctl load)");
+	return kept;
 }
 
 int vk_cmd_trace(int argc, char **argv)
@@ -226,7 +263,7 @@ int vk_cmd_trace(int argc, char **argv)
 	struct trace_ctx t = { .count = -1 };
 	char (*names)[VK_NAME_MAX] = NULL;
 	struct ring_buffer *rb = NULL;
-	char err[VK_ERR_MAX];
+	char err[VK_ERR_MAX] = "";
 	struct timespec t0, now;
 	int n, ring_fd = -1, lost_fd = -1, lease_fd = -1, ret;
 	__u64 lost0;
@@ -239,12 +276,8 @@ int vk_cmd_trace(int argc, char **argv)
 	if (vk_check_env(err))
 		return vk_die(err);
 	n = trace_names(&t.flt, &names, err);
-	if (n < 0 && t.flt.ncc) {
-		ret = vk_die(err);
-		goto out;
-	}
 	if (n <= 0) {
-		ret = vk_die("no vegaskit controller is loaded: nothing to trace (see: vegasctl load)");
+		ret = vk_die(err);
 		goto out;
 	}
 	ring_fd = bpf_obj_get(VK_PIN_EVENTS);

@@ -13,7 +13,7 @@ const char vk_usage_unload[] = "unload NAME";
 
 int vk_cmd_unload(int argc, char **argv)
 {
-	char err[VK_ERR_MAX];
+	char err[VK_ERR_MAX] = "";
 	const char *name;
 	int ret = vk_getopt_args(argc, argv, 1, 1, "unload NAME");
 

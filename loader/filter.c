@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include "cli.h"
 #include "filter.h"
+#include "names.h"
 
 void vk_filter_init(struct vk_filter *f)
 {
@@ -68,12 +69,14 @@ int vk_filter_netns(struct vk_filter *f, const char *s, char *err)
 
 int vk_filter_controller(struct vk_filter *f, const char *name, char *err)
 {
+	if (vk_check_name(name, err))
+		return -1;
 	for (__u32 i = 0; i < f->ncc; i++)
 		if (!strcmp(f->cc[i], name))
 			return vk_err(err, "--controller '%s' is given twice", name);
-	if (f->ncc >= VK_FILTER_MAX_CC || strlen(name) >= VK_NAME_MAX)
-		return vk_err(err, "at most %d controllers, each under %d characters: '%s'",
-			      VK_FILTER_MAX_CC, VK_NAME_MAX, name);
+	if (f->ncc >= VK_FILTER_MAX_CC)
+		return vk_err(err, "at most %d --controller options: '%s' is one too many",
+			      VK_FILTER_MAX_CC, name);
 	snprintf(f->cc[f->ncc++], VK_NAME_MAX, "%s", name);
 	return 0;
 }

@@ -399,7 +399,10 @@ int vk_instance_read(const char *name, struct vk_instance *inst, char *err)
 	int fd, key = 0;
 
 	memset(inst, 0, sizeof(*inst));
-	snprintf(inst->name, sizeof(inst->name), "%.*s", VK_NAME_MAX - 1, name);
+	/* "" would name the cc/ directory itself; a long name overflows path_of */
+	if (vk_check_name(name, err))
+		return -1;
+	snprintf(inst->name, sizeof(inst->name), "%s", name);
 	path_of(pin, name, NULL);
 	if (stat(pin, &st) || !S_ISDIR(st.st_mode))
 		return vk_err(err, "no controller named '%s' was loaded by vegaskit (see: vegasctl list)", name);
@@ -505,6 +508,8 @@ int vk_instance_unload(const char *name, char *err)
 	char dir[PIN_PATH_MAX], pin[PIN_PATH_MAX];
 	struct stat st;
 
+	if (vk_check_name(name, err))
+		return -1;
 	path_of(dir, name, NULL);
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
 		return vk_err(err, "no controller named '%s' was loaded by vegaskit (see: vegasctl list)", name);

@@ -1,10 +1,12 @@
 """vegasctl: load, unload, set, show, list, and every refusal leaving the system unchanged."""
+import contextlib
 import os
 import struct
 
 import pytest
 
 from conftest import PIN_ROOT, available_cc, loaded, vegasctl, vegasctl_json
+from vegaskit import intf
 from vegaskit.testing import reliability
 
 pytestmark = pytest.mark.kernel
@@ -270,3 +272,55 @@ def test_trace_csv_always_has_its_header():
 def test_bad_option_values_are_refused(args, expect):
     with loaded("vegas"):
         refused(*args, expect=expect)
+
+
+@contextlib.contextmanager
+def incomplete(*names):
+    """Instance directories as an interrupted load leaves them (cc/NAME, no link
+    pinned): `list` calls them incomplete. Needs the pin tree (something loaded)."""
+    made = []
+    try:
+        for n in names:
+            d = PIN_ROOT / "cc" / n.replace(".", intf.PIN_DOT)
+            d.mkdir(mode=0o700)
+            made.append(d)
+        yield names
+    finally:
+        for d in made:
+            d.rmdir()
+
+
+@pytest.mark.reliability("bad_input")
+@pytest.mark.parametrize("args,expect", [
+    (["trace", "--controller", ""], "name '' must be 1 to 15 characters"),
+    (["trace", "--controller", "a" * 16], "must be 1 to 15 characters"),
+    (["trace", "--controller", "bad/name"], "may contain only"),
+    (["flows", "--controller", ""], "name '' must be 1 to 15 characters"),
+    (["swap", "bpf_vegas", "--from", ""], "name '' must be 1 to 15 characters"),
+    (["swap", ""], "name '' must be 1 to 15 characters"),
+    (["show", ""], "name '' must be 1 to 15 characters"),
+    (["unload", ""], "name '' must be 1 to 15 characters"),
+    (["set", "", "alpha=1"], "name '' must be 1 to 15 characters"),
+    (["trace", "--controller", "vk_inc", "--duration", "0.2"], "'vk_inc' is incomplete"),
+])
+def test_every_name_is_checked_and_every_refusal_says_why(args, expect):
+    # trace --controller "" read the cc/ directory itself as an instance and
+    # then printed an uninitialised buffer; an incomplete one did the same
+    with loaded("vegas"), incomplete("vk_inc"):
+        line = refused(*args, expect=expect)
+        assert line.isprintable() and len(line) > len("vegasctl: ") + 10
+
+
+@pytest.mark.reliability("bad_input")
+def test_trace_of_only_incomplete_instances_says_so():
+    reliability.case()
+    with loaded("vegas") as name:
+        with incomplete("vk_inc"):
+            vegasctl("unload", name)            # leaves vk_inc alone in the tree
+            try:
+                r = vegasctl("trace", "--duration", "0.2", check=False)
+                assert r.returncode == 1 and r.stdout == ""
+                assert r.stderr.startswith("vegasctl: no loaded vegaskit controller can be "
+                                           "traced ('vk_inc' is incomplete"), r.stderr
+            finally:
+                vegasctl("load", "vegas")       # loaded() unloads it again

@@ -38,7 +38,7 @@ struct load_args {
 	const char *variant, *name, *preset;
 	int unrestricted, replace;
 	int nkv;
-	struct {
+	struct load_kv {
 		const char *key;	/* "KEY=VALUE", or KEY of a --KEY VALUE */
 		const char *value;	/* NULL for KEY=VALUE */
 	} *kv;
@@ -140,7 +140,6 @@ static int build_params(const struct load_args *a, const struct vk_variant_desc 
 			struct vk_params *p, char *err)
 {
 	const char **keys;
-	char kv[160];
 	int dup;
 
 	if (vk_default_params(v, p, err))
@@ -157,11 +156,9 @@ static int build_params(const struct load_args *a, const struct vk_variant_desc 
 	if (dup)
 		return -1;
 	for (int i = 0; i < a->nkv; i++) {
-		if (a->kv[i].value)
-			snprintf(kv, sizeof(kv), "%s=%s", a->kv[i].key, a->kv[i].value);
-		else
-			snprintf(kv, sizeof(kv), "%s", a->kv[i].key);
-		if (vk_param_apply(p, kv, err))
+		const struct load_kv *kv = &a->kv[i];
+
+		if (kv->value ? vk_param_set(p, kv->key, kv->value, err) : vk_param_apply(p, kv->key, err))
 			return -1;
 	}
 	p->ca_flags = a->unrestricted ? TCP_CONG_NON_RESTRICTED : 0;

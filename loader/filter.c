@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "filter.h"
 #include "names.h"
+#include "netns.h"
 
 void vk_filter_init(struct vk_filter *f)
 {
@@ -48,7 +49,7 @@ int vk_filter_addr(struct vk_filter *f, const char *s, char *err)
 /* A namespace by inode number or by `ip netns` name. */
 int vk_filter_netns(struct vk_filter *f, const char *s, char *err)
 {
-	char path[300];
+	char path[VK_NETNS_PATH_MAX];
 	struct stat st;
 	unsigned long long v;
 
@@ -60,8 +61,9 @@ int vk_filter_netns(struct vk_filter *f, const char *s, char *err)
 		f->netns = (__u32)v;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "/var/run/netns/%s", s);
-	if (strchr(s, '/') || stat(path, &st))
+	if (vk_netns_path(s, path, sizeof(path), err))
+		return -1;
+	if (stat(path, &st))
 		return vk_err(err, "no network namespace '%s' (an inode number or an ip-netns name)", s);
 	f->netns = (__u32)st.st_ino;
 	return 0;

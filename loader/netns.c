@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,16 +15,27 @@
 #include "netns.h"
 #include "cli.h"
 
+int vk_netns_path(const char *name, char *path, size_t n, char *err)
+{
+	size_t len = strlen(name);
+
+	if (!len || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+		return vk_err(err, "bad namespace name '%s': an `ip netns` name has no '/' and is "
+			      "not empty, '.' or '..'", name);
+	if (len > NAME_MAX)	/* a longer name would be cut to some other file's */
+		return vk_err(err, "namespace name '%.40s...' is longer than %d characters: "
+			      "no `ip netns` name is", name, NAME_MAX);
+	snprintf(path, n, "%s/%s", VK_NETNS_RUN, name);
+	return 0;
+}
+
 int vk_netns_enter_named(const char *name, char *err)
 {
-	char path[300];
+	char path[VK_NETNS_PATH_MAX];
 	int fd;
 
-	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
-		snprintf(err, VK_ERR_MAX, "bad namespace name '%s'", name);
+	if (vk_netns_path(name, path, sizeof(path), err))
 		return -1;
-	}
-	snprintf(path, sizeof(path), "/var/run/netns/%s", name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
 		snprintf(err, VK_ERR_MAX, "cannot enter network namespace '%s': %s", name,

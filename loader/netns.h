@@ -10,6 +10,14 @@
 
 #include <linux/types.h>
 
+#include <stddef.h>
+
+#define VK_NETNS_RUN		"/var/run/netns"
+#define VK_NETNS_PATH_MAX	(sizeof(VK_NETNS_RUN) + 1 + 255 + 1)	/* + NAME_MAX */
+
+/* VK_NETNS_RUN/NAME into path (n >= VK_NETNS_PATH_MAX), or -1 with err for a
+ * NAME that `ip netns` could not have made: never a truncated path. */
+int vk_netns_path(const char *name, char *path, size_t n, char *err);
 /* Enter the namespace `ip netns` calls NAME (/var/run/netns/NAME). */
 int vk_netns_enter_named(const char *name, char *err);
 

@@ -83,12 +83,21 @@ unsigned vk_param_value(const struct vk_params *p, const struct vk_param_desc *d
 	return *(const unsigned *)((const char *)p + d->off);
 }
 
+/* The parameter named by the first len bytes of key, if variant v has it. */
+static const struct vk_param_desc *find_n(const char *key, size_t len, enum vk_variant v)
+{
+	for (size_t i = 0; i < vk_nr_param_descs; i++) {
+		const struct vk_param_desc *d = &vk_param_descs[i];
+
+		if (strlen(d->key) == len && !strncmp(d->key, key, len) && (d->variants & (1u << v)))
+			return d;
+	}
+	return NULL;
+}
+
 const struct vk_param_desc *vk_param_find(const char *key, enum vk_variant v)
 {
-	for (size_t i = 0; i < vk_nr_param_descs; i++)
-		if (!strcmp(vk_param_descs[i].key, key) && (vk_param_descs[i].variants & (1u << v)))
-			return &vk_param_descs[i];
-	return NULL;
+	return find_n(key, strlen(key), v);
 }
 
 static int parse_count(const char *s, unsigned *out)
@@ -180,29 +189,34 @@ static int parse_value(const struct vk_param_desc *d, const char *val, unsigned 
 	return -1;
 }
 
-int vk_param_apply(struct vk_params *p, const char *kv, char *err)
+/* Apply the parameter named by key[0..len) with value val; nothing is copied, so
+ * no argument is too long to be judged whole. */
+static int apply_n(struct vk_params *p, const char *key, size_t len, const char *val, char *err)
 {
-	const struct vk_param_desc *d;
-	const char *eq = strchr(kv, '=');
-	char key[32];
+	const struct vk_param_desc *d = find_n(key, len, p->variant);
 	unsigned v;
 
-	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
-		snprintf(err, VK_ERR_MAX, "'%s': expected key=value", kv);
-		return -1;
-	}
-	memcpy(key, kv, eq - kv);
-	key[eq - kv] = '\0';
-	d = vk_param_find(key, p->variant);
-	if (!d) {
-		snprintf(err, VK_ERR_MAX, "unknown parameter '%s' for variant %s (see: vegasctl list)",
-			 key, vk_variant_name(p->variant));
-		return -1;
-	}
-	if (parse_value(d, eq + 1, &v, err))
+	if (!d)
+		return vk_err(err, "unknown parameter '%.*s' for variant %s (see: vegasctl list)",
+			      (int)(len > 40 ? 40 : len), key, vk_variant_name(p->variant));
+	if (parse_value(d, val, &v, err))
 		return -1;
 	*field(p, d) = v;
 	return 0;
+}
+
+int vk_param_apply(struct vk_params *p, const char *kv, char *err)
+{
+	const char *eq = strchr(kv, '=');
+
+	if (!eq || eq == kv)
+		return vk_err(err, "'%s': expected key=value", kv);
+	return apply_n(p, kv, eq - kv, eq + 1, err);
+}
+
+int vk_param_set(struct vk_params *p, const char *key, const char *val, char *err)
+{
+	return apply_n(p, key, strlen(key), val, err);
 }
 
 int vk_preset_apply(struct vk_params *p, const char *preset, char *err)

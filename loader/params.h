@@ -44,6 +44,8 @@ extern const size_t vk_nr_param_descs;
 const struct vk_param_desc *vk_param_find(const char *key, enum vk_variant v);
 /* Apply one "key=value" to p; on error, fill err and return -1 (p untouched). */
 int vk_param_apply(struct vk_params *p, const char *kv, char *err);
+/* The same for a key and its value given apart (load's --KEY VALUE). */
+int vk_param_set(struct vk_params *p, const char *key, const char *val, char *err);
 /* -1 with err if two of the KEY[=VALUE] strings name the same key. */
 int vk_param_check_unique(const char *const *kvs, int n, char *err);
 /* Apply a named preset; -1 with err if the variant has no such preset. */

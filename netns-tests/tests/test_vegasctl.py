@@ -138,9 +138,21 @@ def test_invalid_set_changes_nothing(args, expect):
     (["vegas", "th_tie=0.5"], "unknown parameter 'th_tie' for variant vegas"),
     (["vegas_fr", "gain=1e-1"], "must be a number in (0, 1]"),      # digits and one point only
     (["vegas_fr", "gain=0x0.8"], "must be a number in (0, 1]"),
+    # kv[160] cut these to "alpha=000...0": they loaded alpha=0
+    (["vegas", "alpha=" + "0" * 170 + "x"], "not a non-negative integer"),
+    (["vegas", "--alpha", "0" * 170 + "x"], "not a non-negative integer"),
+    (["vegas", "alpha" * 40 + "=1"], "unknown parameter 'alphaalpha"),
 ])
 def test_bad_load_is_refused(args, expect):
     refused("load", *args, expect=expect)
+
+
+@pytest.mark.reliability("bad_input")
+def test_long_parameter_values_are_read_whole():
+    # a value past the old kv[160] is judged whole, not cut: 0...03 is 3
+    for args in (["alpha=" + "0" * 170 + "3"], ["--alpha", "0" * 170 + "3"]):
+        with loaded("vegas", *args) as name:
+            assert vegasctl_json("show", name)["params"]["alpha"] == 3
 
 
 @pytest.mark.reliability("bad_input")
@@ -268,6 +280,8 @@ def test_trace_csv_always_has_its_header():
     (["flows", "--netns", "99999999999"], "not a namespace inode number"),
     (["flows", "--netns", "1", "--netns", "2"], "given twice"),
     (["flows", "--addr", "198.18.1.1", "--addr", "198.18.1.2"], "given twice"),
+    (["flows", "--netns", "n" * 300], "longer than 255 characters"),   # cut to another path
+    (["swap", "bpf_vegas", "--netns", "n" * 300], "longer than 255 characters"),
 ])
 def test_bad_option_values_are_refused(args, expect):
     with loaded("vegas"):

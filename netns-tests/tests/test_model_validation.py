@@ -1,6 +1,8 @@
 """The model-validation pipeline end to end on the CI profile: real flows under
-emulator loss and under cross traffic, measured inputs, model predictions."""
+emulator loss, under cross traffic and (the control) reno under the same loss;
+inputs measured over the second half, the model, its own process, and PFTK."""
 import math
+import statistics
 
 import pytest
 
@@ -18,12 +20,23 @@ def test_pipeline_measures_and_predicts(tmp_path):
         p, R, base = float(r["p"]), float(r["R_s"]), float(r["base_rtt_s"])
         assert 0 < p < 0.2, r       # loss was configured, and measured
         assert 0.04 <= base <= R < 1.0, r   # 40 or 100 ms paths
-        assert float(r["measured_pps"]) > 0 and float(r["model_pps"]) > 0
-        assert math.isfinite(float(r["error"]))
+        sent, model, sim = float(r["sent_pps"]), float(r["model_pps"]), float(r["sim_pps"])
+        # arrivals at the bottleneck: what it serves, at most its capacity, plus what it loses
+        cap = float(r["capacity_pps"]) * (1 + float(r["loss_rate"]))
+        assert 0 < float(r["goodput_pps"]) <= sent <= cap * 1.01, r
+        assert model > 0 and sim > 0
+        # the split of the error is exact: (1 + e) = (1 + closed form)(1 + process)
+        total = 1 + float(r["error"])
+        assert total == pytest.approx((1 + float(r["error_closed_form"])) *
+                                      (1 + float(r["error_process"])), rel=1e-9)
+        assert total == pytest.approx(model / sent, rel=1e-9)
+    control = read_csv(tmp_path / "control_reno.csv")
+    assert len(control) == 1 and control[0]["cc"] == "reno"
+    assert 0 < float(control[0]["p"]) < 0.2 and math.isfinite(float(control[0]["error"]))
     assert (tmp_path / "model_vs_measured.png").stat().st_size > 0
     # the report's summary is the CSV's, recomputed
     report = (tmp_path / "report.md").read_text()
-    mean_abs = sum(abs(float(r["error"])) for r in rows) / len(rows)
+    mean_abs = statistics.mean(abs(float(r["error"])) for r in rows)
     worst = max(abs(float(r["error"])) for r in rows)
-    assert f"| average absolute error | {mean_abs:.1%} |" in report
-    assert f"| worst | {worst:.1%} |" in report
+    assert f"| all | 3 | {mean_abs:.1%} | {worst:.1%} |" in report
+    assert f"PFTK against reno: {abs(float(control[0]['error'])):.1%} over 1 runs" in report

@@ -122,11 +122,17 @@ def test_timeout_not_stable_branch_rebuilt_from_its_periods():
     assert r.throughput_pps < model.predict(ex(p=p), model.NO_TO_NOT_STABLE).throughput_pps
 
 
-def test_timeout_not_stable_caps_the_window_at_w0():
-    # Where (12) holds but (26) fails, W' of (13) can exceed W0: the window at a loss is W0.
-    assert model.w_prime(1e-3) > 8
-    assert model.window_at_loss_not_stable(1e-3, 8) == 8
-    assert model.window_at_loss_not_stable(0.2, 8) == pytest.approx(32 / 7, rel=1e-12)
+def test_timeout_not_stable_is_the_full_model_where_12_holds():
+    # (12) holds, (26) fails: W' of (13) >= W0, loss-free periods reach stable backlog,
+    # and (27)'s periods are (32)'s. (Found by the simulation of the model's own process:
+    # billing 1/p packets as W'/4 rounds at a window capped at W0 gave 1695 pkt/s above
+    # the ceiling W0/R = 1500 at p = 8e-4, R = 45 ms, baseRTT = 41 ms, alpha = beta = 6.)
+    i = model.ModelInputs(8e-4, 0.045, 0.041, 6, 6, 4340, 0.245)
+    r = model.predict(i)
+    assert r.condition_12.holds and not r.condition_26.holds
+    assert r.branch == model.TO_NOT_STABLE and model.w_prime(i.p) >= r.w0
+    assert r.throughput_pps == model.predict(i, model.FULL).throughput_pps
+    assert r.throughput_pps < r.w0 / i.rtt
 
 
 # Shared by the two time-out branches, EX (p = 0.04, W0 = 8, R = 0.1, T0 = 0.5):
@@ -388,6 +394,13 @@ else:
             r1, r2 = model.predict(i, branch), model.predict(i2, branch)
             if _valid(r1) and _valid(r2):
                 assert r2.throughput_pps <= r1.throughput_pps * (1 + 1e-12), branch
+
+    @HYP
+    @given(loss_inputs())
+    def test_auto_never_exceeds_the_window_it_holds(i):
+        # No loss model can send faster than the stable window W0 (5) per R.
+        r = model.predict(i)
+        assert r.throughput_pps <= r.w0 / i.rtt * (1 + 1e-12), r.branch
 
 
 def test_monotone_sweeps_on_the_example():

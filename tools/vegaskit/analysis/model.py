@@ -25,7 +25,8 @@ section 3.3.4 gives (27): the SS2SS period of (15) with the loss-free periods of
 3.2.3 (window W' of (13) at a loss) and the slow start ending at W'/2. We evaluate (27)
 with the time-out series of (30)-(31) in place of the single time-out, as (32) does for
 (23), so that the auto throughput is one model with time-outs on both sides of the
-boundary (docs/DESIGN.md §7). Section 4.1 finds (23) indistinguishable from (32); ask for
+boundary (docs/DESIGN.md §8). Where (12) holds and only (26) fails, W' >= W0 and (27)'s
+periods are (32)'s. Section 4.1 finds (23) indistinguishable from (32); ask for
 it with ``branch="single-timeout"`` (CLI: ``--branch single-timeout``). The no-time-out
 models (11) and (14) of section 3.2 are kept as forced branches: they are what a flow
 that never times out would do. A forced branch is computed whatever the conditions say;
@@ -198,9 +199,9 @@ def condition_12_bound(w0: float) -> float:
 def w_prime(p: float) -> float:
     """Equation (13): window at a loss when stable backlog is not reached, (2 + 2 sqrt(56/p - 55)) / 7.
 
-    Not capped here (section 3.2.3 does not): where (12) fails, 7W'^2 - 4W' = 32/p - 32
-    < 7W0^2 - 36W0 < 7W0^2 - 4W0, so W' < W0 <= Wmax. (27) caps it at W0 itself
-    (``window_at_loss_not_stable``), since it also applies where (12) holds.
+    Not capped (section 3.2.3 does not): where (12) fails, 7W'^2 - 4W' = 32/p - 32
+    < 7W0^2 - 36W0 < 7W0^2 - 4W0, so W' < W0 <= Wmax. Where (12) holds, (27) uses the
+    stable periods instead (``throughput_timeout_not_stable``).
     """
     return (2 + 2 * math.sqrt(56 / p - 55)) / 7
 
@@ -295,16 +296,6 @@ def throughput_full(p: float, w0: float, n: float, rtt: float, t0: float) -> flo
 
 # --- stable backlog not attainable, with time-outs (section 3.3.4) --------------------
 
-def window_at_loss_not_stable(p: float, w0: float) -> float:
-    """W' of (13), the window at a loss when stable backlog is not reached, at most W0.
-
-    Choice (section 3.3.4): (27) applies when (12) *or* (26) fails. When (12) holds but
-    (26) fails, loss-free periods do reach stable backlog, W' of (13) exceeds W0, and the
-    window cannot pass W0 (5): the cap keeps (27) from crediting a window Vegas never holds.
-    """
-    return min(w_prime(p), w0)
-
-
 def n_ss2to_not_stable(p: float, wp: float, n: float) -> float:
     """(27)'s denominator before its time-outs, in rounds: D'_SSP + D'_TP + n D'_LFP.
 
@@ -324,8 +315,16 @@ def throughput_timeout_not_stable(p: float, w0: float, rtt: float, t0: float) ->
     ((n'+1)((1-p)/p + W') + 2p(2-p)/(1-p)^2) / (N' R + d(p) T0), where P'_SSP + P'_TP =
     1/p + W' - 1 as in (16), P'_LFP = (1-p)/p + W' as in (14), n' from (20)-(21) at the
     window W' a loss finds, and N' from ``n_ss2to_not_stable``.
+
+    Choice (section 3.3.4): (27) applies when (12) *or* (26) fails. Where (12) holds and
+    only (26) fails, W' of (13) is at least W0: loss-free periods reach stable backlog,
+    so they are those of (6) and (10), not of (13)-(14), and the periods are (32)'s.
+    Billing a period of 1/p packets as W'/4 rounds at a window capped at W0 would exceed
+    the ceiling W0/R (a simulation of the model's own process showed +39% at p = 8e-4).
     """
-    wp = window_at_loss_not_stable(p, w0)
+    wp = w_prime(p)
+    if wp >= w0:
+        return throughput_full(p, w0, n_loss_free_periods(p_timeout(p, w0)), rtt, t0)
     n = n_loss_free_periods(p_timeout(p, wp))
     packets = (n + 1) * ((1 - p) / p + wp) + packets_in_timeout_series(p)
     return packets / (n_ss2to_not_stable(p, wp, n) * rtt

@@ -13,6 +13,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
+#include "format.h"
 #include "embed.h"
 #include "env.h"
 #include "fault.h"
@@ -83,6 +84,7 @@ int vk_cmd_features(int argc, char **argv)
 {
 	bool json;
 	struct utsname u;
+	char rel[VK_JSON_BUF(sizeof(u.release))];
 	int ret = vk_getopt_args(argc, argv, 0, -1, NULL);
 
 	if (ret >= 0)
@@ -94,7 +96,8 @@ int vk_cmd_features(int argc, char **argv)
 		return vk_die("features: must be run as root (probing loads BPF programs): try sudo");
 	uname(&u);
 	if (json)
-		printf("{\"kernel\":\"%s\",\"features\":{", u.release);
+		printf("{\"kernel\":\"%s\",\"features\":{",
+		       vk_json_escape(rel, sizeof(rel), u.release, sizeof(u.release)));
 	else
 		printf("kernel %s\n%-20s %-4s %-44s %s\n", u.release, "FEATURE", "HAS", "WHAT",
 		       "USED BY");

@@ -42,7 +42,7 @@ static bool ours(const char *ca, char names[][VK_NAME_MAX], int n)
 static void print_rec(const struct vk_flow_rec *r, bool json, bool first)
 {
 	const struct vk_flow *f = &r->flow;
-	char src[64], dst[64];
+	char src[64], dst[64], ca[VK_JSON_BUF(VK_NAME_MAX)];
 
 	vk_format_addr(r->id.saddr, src, sizeof(src));
 	vk_format_addr(r->id.daddr, dst, sizeof(dst));
@@ -51,7 +51,8 @@ static void print_rec(const struct vk_flow_rec *r, bool json, bool first)
 		       "\"ca\":\"%s\",\"state\":\"%s\",\"cwnd\":%u,\"srtt_us\":%u,\"base_rtt_us\":%u,"
 		       "\"rtt_us\":%u,\"diff\":%d,\"alpha\":%u,\"beta\":%u,\"decision_cwnd\":%u,"
 		       "\"last_rule\":\"%s\",\"decisions\":%llu,\"rules\":{",
-		       first ? "" : ",", r->id.netns, src, r->id.sport, dst, r->id.dport, r->id.ca,
+		       first ? "" : ",", r->id.netns, src, r->id.sport, dst, r->id.dport,
+		       vk_json_escape(ca, sizeof(ca), r->id.ca, sizeof(r->id.ca)),
 		       vk_ca_state_name(r->id.ca_state), r->snd_cwnd, r->srtt_us, f->base_rtt_us,
 		       f->rtt_us, f->diff, f->alpha, f->beta, f->cwnd, vk_rule_name(f->last_rule),
 		       (unsigned long long)f->decisions);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 #include "env.h"
 #include "fault.h"
 #include "filter.h"
+#include "format.h"
 #include "iter.h"
 #include "names.h"
 #include "netns.h"
@@ -237,10 +239,14 @@ int vk_cmd_swap(int argc, char **argv)
 		return vk_die(err);
 	}
 	if (vk_cli.json) {
+		char ns[VK_JSON_BUF(NAME_MAX)], pv[VK_JSON_BUF(sizeof(prev))];
+
+		/* target passed vk_check_name; the others are anyone's names */
 		printf("{\"target\":\"%s\",\"netns\":\"%s\",\"previous_default\":\"%s\",\"default_set\":%s,"
 		       "\"moved\":%u,\"already\":%u,\"failed\":%u,\"first_error\":%d,\"move_ms\":%.3f}\n",
-		       target, netns ? netns : "", prev, set_default ? "true" : "false", c.moved,
-		       c.already, c.failed, c.first_err, c.ms);
+		       target, vk_json_escape(ns, sizeof(ns), netns ? netns : "", NAME_MAX),
+		       vk_json_escape(pv, sizeof(pv), prev, sizeof(prev)),
+		       set_default ? "true" : "false", c.moved, c.already, c.failed, c.first_err, c.ms);
 	} else {
 		if (set_default)
 			printf("default: %s -> %s%s%s\n", prev, target, netns ? " in " : "",

@@ -62,7 +62,7 @@ static int handle(void *arg, void *data, size_t size)
 	struct trace_ctx *t = arg;
 	const struct vk_event *e = data;
 	bool dec = e->type == VK_EV_DECISION;
-	char src[64], dst[64];
+	char src[64], dst[64], ca[VK_JSON_BUF(VK_NAME_MAX)];
 
 	if (t->discard || size < sizeof(*e) || !vk_filter_match(&t->flt, &e->id) || t->count == 0)
 		return 0;
@@ -73,7 +73,8 @@ static int handle(void *arg, void *data, size_t size)
 		       "\"daddr\":\"%s\",\"dport\":%u,\"ca\":\"%s\",\"state\":\"%s\",\"cwnd\":%u,"
 		       "\"ssthresh\":%u,\"in_flight\":%u,\"rtt_us\":%d,\"base_rtt_us\":%u,\"cnt_rtt\":%u",
 		       e->ts_ns / 1000000000ull, e->ts_ns % 1000000000ull, dec ? "decision" : "ack",
-		       e->id.netns, src, e->id.sport, dst, e->id.dport, e->id.ca,
+		       e->id.netns, src, e->id.sport, dst, e->id.dport,
+		       vk_json_escape(ca, sizeof(ca), e->id.ca, sizeof(e->id.ca)),
 		       vk_ca_state_name(e->id.ca_state), e->cwnd, e->ssthresh, e->in_flight, e->rtt_us,
 		       e->base_rtt_us, e->cnt_rtt);
 	else

@@ -32,6 +32,25 @@ const char *vk_ca_state_name(__u8 state)
 	return state < VK_NR_CA_STATES ? names[state] : "?";
 }
 
+const char *vk_json_escape(char *buf, size_t n, const char *s, size_t max)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < max && s[i] && o + 7 <= n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			o += snprintf(buf + o, n - o, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			o += snprintf(buf + o, n - o, "\\u%04x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	if (n)
+		buf[o < n ? o : n - 1] = '\0';
+	return buf;
+}
+
 void vk_format_addr(const __u8 addr[16], char *buf, size_t n)
 {
 	static const __u8 mapped[12] = { [10] = 0xff, [11] = 0xff };
@@ -69,11 +88,14 @@ static const char *tracing_state(const struct vk_instance *in)
 
 void vk_print_instance(const struct vk_instance *in, bool json)
 {
+	char name[VK_JSON_BUF(VK_NAME_MAX)];
+
 	if (json) {
 		printf("{\"name\":\"%s\",\"variant\":\"%s\",\"state\":\"%s\",\"restricted\":%s,"
 		       "\"generation\":%u,\"registration\":\"%s\",\"link_id\":%u,\"map_id\":%u,"
 		       "\"tracing\":\"%s\",\"params\":",
-		       in->name, in->has_params ? vk_variant_name(in->params.variant) : "unknown",
+		       vk_json_escape(name, sizeof(name), in->name, sizeof(in->name)),
+		       in->has_params ? vk_variant_name(in->params.variant) : "unknown",
 		       instance_state(in),
 		       in->params.ca_flags & TCP_CONG_NON_RESTRICTED ? "false" : "true",
 		       in->params.generation, in->by_map ? "map" : "link", in->link_id, in->map_id,

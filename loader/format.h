@@ -13,6 +13,15 @@
 
 struct vk_instance;
 
+/* Room vk_json_escape needs for at most n bytes: each may become \u00XX. */
+#define VK_JSON_BUF(n)	(6 * (n) + 1)
+/*
+ * s (at most max bytes: kernel names need not end in NUL) as the inside of a
+ * JSON string, in buf of n bytes: '"' and '\' escaped, control bytes as
+ * \u00XX. Returns buf. Every string from outside vegasctl (a namespace name,
+ * a controller name the kernel reports) goes through it before "\"%s\"".
+ */
+const char *vk_json_escape(char *buf, size_t n, const char *s, size_t max);
 /* An IPv4-mapped address as dotted quad, any other as IPv6. */
 void vk_format_addr(const __u8 addr[16], char *buf, size_t n);
 /* Names from the lists in bpf/vk_intf.h; "?" for a value out of range. */

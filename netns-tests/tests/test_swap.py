@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -223,3 +224,15 @@ def test_restricted_controller_is_refused_as_a_namespace_default_before_the_kern
             "restricted: load it with --unrestricted, allow it in "
             "net.ipv4.tcp_allowed_congestion_control, or use --established-only"]
         assert ns.run(["sysctl", "-n", "net.ipv4.tcp_congestion_control"]).strip() == before
+
+
+def test_swap_json_escapes_the_namespace_name():
+    # printed raw, a '"' or '\' in an `ip netns` name made the JSON unreadable
+    name = 'vk"q\\x\tz'
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        r = vegasctl("swap", "reno", "--netns", name, "--default-only", "--json")
+        out = json.loads(r.stdout)
+        assert out["netns"] == name and out["target"] == "reno" and out["default_set"]
+    finally:
+        subprocess.run(["ip", "netns", "del", name], check=True)

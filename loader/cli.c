@@ -5,6 +5,7 @@
  * for everything else (docs/DESIGN.md §4).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -56,6 +57,28 @@ int vk_parse_uint(const char *s, unsigned long long max, unsigned long long *out
 	v = strtoull(s, &end, 10);
 	if (errno || *end || v > max)
 		return -1;
+	*out = v;
+	return 0;
+}
+
+int vk_parse_decimal(const char *s, double *out, int *frac)
+{
+	size_t ip = strspn(s, "0123456789"), fp = 0;
+	char *end;
+	double v;
+
+	if (s[ip] == '.')
+		fp = strspn(s + ip + 1, "0123456789");
+	if (ip + fp == 0 || s[ip + (s[ip] == '.' ? 1 + fp : 0)] != '\0')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v))
+		return -1;
+	while (fp && s[ip + fp] == '0')		/* "0.500" is as fine as "0.5" */
+		fp--;
+	if (frac)
+		*frac = (int)fp;
 	*out = v;
 	return 0;
 }

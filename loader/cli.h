@@ -47,6 +47,14 @@ int vk_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3))
  * user types goes through it, so "80", and only that, is port 80.
  */
 int vk_parse_uint(const char *s, unsigned long long max, unsigned long long *out);
+/*
+ * A decimal real: digits with at most one '.', as "0.5", "1", "2." or ".25":
+ * 0, or -1 for what strtod would also take (hex, an exponent, a sign, "inf",
+ * "nan", leading blanks). Every real a user types goes through it. *frac
+ * (if not NULL) gets the number of digits after the point that are not
+ * trailing zeros, so a caller can refuse what is finer than its resolution.
+ */
+int vk_parse_decimal(const char *s, double *out, int *frac);
 
 /* Long-option codes of the shared options; a command's own start at VK_OPT_CMD. */
 enum {

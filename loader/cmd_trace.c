@@ -165,7 +165,6 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 	struct vk_opts o = { .longopts = opts, .filter = &t->flt };
 	unsigned long long n;
 	const char *opt;
-	char *end;
 	double v;
 	int c;
 
@@ -185,10 +184,8 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 			t->count = (long long)n;
 			continue;
 		}
-		errno = 0;
-		v = strtod(optarg, &end);
 		/* a week at most: beyond it a typo is likelier than a plan */
-		if (errno || end == optarg || *end || !(v > 0 && v <= 7 * 86400.0)) {
+		if (vk_parse_decimal(optarg, &v, NULL) || !(v > 0 && v <= 7 * 86400.0)) {
 			vk_err(err, "--duration must be seconds in (0, 604800]: '%s'", optarg);
 			return vk_die(err);
 		}

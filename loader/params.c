@@ -123,21 +123,10 @@ int vk_param_check_unique(const char *const *kvs, int n, char *err)
 	return 0;
 }
 
-/* Digits with at most one '.', as "0.5", "1" or ".25": what strtod would also
- * read as hex, exponent, sign, "inf" or with leading blanks is refused. */
-static bool plain_decimal(const char *s)
-{
-	size_t digits = strspn(s, "0123456789"), frac = 0;
-
-	if (s[digits] == '.')
-		frac = strspn(s + digits + 1, "0123456789") + 1;
-	return digits + frac > (frac ? 1 : 0) && s[digits + frac] == '\0';
-}
-
 static int parse_value(const struct vk_param_desc *d, const char *val, unsigned *out, char *err)
 {
-	char *end;
 	double g;
+	int frac;
 
 	switch (d->kind) {
 	case VK_P_COUNT:
@@ -171,19 +160,19 @@ static int parse_value(const struct vk_param_desc *d, const char *val, unsigned 
 		return -1;
 	case VK_P_GAIN:
 	case VK_P_FRAC:
-		errno = 0;
-		g = strtod(val, &end);
-		if (!plain_decimal(val) || errno || end == val || *end || !(g >= 0.0 && g <= 1.0) ||
+		if (vk_parse_decimal(val, &g, &frac) || !(g >= 0.0 && g <= 1.0) ||
 		    (d->kind == VK_P_GAIN && g == 0.0)) {
 			snprintf(err, VK_ERR_MAX, "%s: '%s' must be a number in %s", d->key, val,
 				 d->kind == VK_P_GAIN ? "(0, 1]" : "[0, 1]");
 			return -1;
 		}
-		*out = (unsigned)(g * 1000.0 + 0.5);
-		if (*out == 0 && g > 0.0) {
-			snprintf(err, VK_ERR_MAX, "%s: '%s' is below the resolution 0.001", d->key, val);
+		/* stored in thousandths: a finer value would be rounded silently */
+		if (frac > 3) {
+			snprintf(err, VK_ERR_MAX, "%s: '%s' is finer than the resolution 0.001: "
+				 "give at most 3 decimals", d->key, val);
 			return -1;
 		}
+		*out = (unsigned)(g * 1000.0 + 0.5);
 		return 0;
 	}
 	return -1;

@@ -142,6 +142,10 @@ def test_invalid_set_changes_nothing(args, expect):
     (["vegas", "alpha=" + "0" * 170 + "x"], "not a non-negative integer"),
     (["vegas", "--alpha", "0" * 170 + "x"], "not a non-negative integer"),
     (["vegas", "alpha" * 40 + "=1"], "unknown parameter 'alphaalpha"),
+    # rounded silently to 0.001 and 0.123 before
+    (["vegas_fr", "gain=0.0005"], "gain: '0.0005' is finer than the resolution 0.001"),
+    (["vegas_a", "th_tie=0.1234"], "th_tie: '0.1234' is finer than the resolution 0.001"),
+    (["vegas_fr", "gain=."], "must be a number in (0, 1]"),
 ])
 def test_bad_load_is_refused(args, expect):
     refused("load", *args, expect=expect)
@@ -153,6 +157,13 @@ def test_long_parameter_values_are_read_whole():
     for args in (["alpha=" + "0" * 170 + "3"], ["--alpha", "0" * 170 + "3"]):
         with loaded("vegas", *args) as name:
             assert vegasctl_json("show", name)["params"]["alpha"] == 3
+
+
+def test_reals_at_their_resolution_are_taken():
+    with loaded("vegas_fr", "gain=0.2500") as name:      # trailing zeros are not finer
+        assert vegasctl_json("show", name)["params"]["gain"] == 0.25
+    with loaded("vegas_a", "th_tie=.125") as name:
+        assert vegasctl_json("show", name)["params"]["th_tie"] == 0.125
 
 
 @pytest.mark.reliability("bad_input")
@@ -271,6 +282,11 @@ def test_trace_csv_always_has_its_header():
     (["trace", "--count", "2", "--count", "3"], "given twice"),
     (["trace", "--duration", "nan"], "--duration must be seconds"),
     (["trace", "--duration", "inf"], "--duration must be seconds"),
+    (["trace", "--duration", "0x10"], "--duration must be seconds"),    # strtod took these
+    (["trace", "--duration", " 5"], "--duration must be seconds"),
+    (["trace", "--duration", "+5"], "--duration must be seconds"),
+    (["trace", "--duration", "1e1"], "--duration must be seconds"),
+    (["trace", "--duration", "5 "], "--duration must be seconds"),
     (["trace", "--port", " +80"], "not a port number"),
     (["trace", "--port", "80", "--port", "81"], "given twice"),
     (["trace", "-L", "65536"], "not a port number"),

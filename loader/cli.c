@@ -134,6 +134,31 @@ static int shared_opt(int c, char **argv, struct vk_opts *o)
 	return r;
 }
 
+/* The word of the option getopt_long just returned: the last it took, or the
+ * one before its value. */
+static const char *option_word(char **argv)
+{
+	return argv[optind - 1 - (optarg && optarg == argv[optind - 1])];
+}
+
+/*
+ * getopt_long takes any unambiguous prefix of a long option ("--repl");
+ * vegasctl refuses them: a prefix unique today may name another option
+ * tomorrow (load has one per parameter), and scripts should say what they
+ * mean (docs/DESIGN.md §4.1). Exit status 2, like any usage error.
+ */
+static int refuse_abbreviation(const char *word, const struct option *lo)
+{
+	size_t len = strcspn(word, "=");
+
+	if (!strncmp(word, "--", 2) && len - 2 == strlen(lo->name) &&
+	    !strncmp(word + 2, lo->name, len - 2))
+		return 0;
+	return vk_usage_error("%s%s'%.*s' is short for --%s: spell it out",
+			      vk_cli.cmd ? vk_cli.cmd->name : "", vk_cli.cmd ? ": " : "",
+			      (int)len, word, lo->name);
+}
+
 int vk_getopt(int argc, char **argv, struct vk_opts *o)
 {
 	static char **started;
@@ -151,7 +176,12 @@ int vk_getopt(int argc, char **argv, struct vk_opts *o)
 	/* getopt's mode first, then ':' to tell a missing value apart */
 	snprintf(opts, sizeof(opts), "%s:hv%s%s", mode, o->filter ? "L:R:" : "", own);
 	do {
-		c = getopt_long(argc, argv, opts, o->longopts, NULL);
+		int idx = -1;
+
+		c = getopt_long(argc, argv, opts, o->longopts, &idx);
+		if (c != -1 && c != '?' && c != ':' && idx >= 0 &&
+		    (o->status = refuse_abbreviation(option_word(argv), &o->longopts[idx])))
+			return VK_OPT_EXIT;
 		r = c == -1 ? 0 : shared_opt(c, argv, o);
 	} while (r > 0);
 	return r < 0 ? VK_OPT_EXIT : c;
@@ -179,6 +209,11 @@ int vk_opt_error(int c, char **argv)
 	return vk_usage_error("%sunknown option '%s'", cmd, opt);
 }
 
+int vk_unexpected_arg(const char *arg)
+{
+	return vk_usage_error("%s: unexpected argument '%s'", vk_cli.cmd->name, arg);
+}
+
 int vk_getopt_args(int argc, char **argv, int min, int max, const char *usage)
 {
 	static const struct option opts[] = { VK_OPTS_GLOBAL, {} };
@@ -187,7 +222,9 @@ int vk_getopt_args(int argc, char **argv, int min, int max, const char *usage)
 
 	if (c == VK_OPT_EXIT)
 		return o.status;
-	if (c != -1 || n < min || (max >= 0 && n > max))
+	if (c == -1 && max >= 0 && n > max)
+		return vk_unexpected_arg(argv[optind + max]);
+	if (c != -1 || n < min)
 		return vk_usage_error("%s: usage is '%s'", vk_cli.cmd->name, usage);
 	return -1;
 }

@@ -110,6 +110,8 @@ struct vk_opts {
  * may follow them: GNU permutation).
  */
 int vk_getopt(int argc, char **argv, struct vk_opts *o);
+/* Refuse an argument the command does not take ("unexpected argument"): 2. */
+int vk_unexpected_arg(const char *arg);
 /* Refuse the option getopt just returned as c ('?', ':'): exit status 2. */
 int vk_opt_error(int c, char **argv);
 /*

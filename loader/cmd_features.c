@@ -90,7 +90,7 @@ int vk_cmd_features(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	if (optind < argc)
-		return vk_usage_error("features: unknown option '%s'", argv[optind]);
+		return vk_unexpected_arg(argv[optind]);
 	json = vk_cli.json;
 	if (geteuid() != 0)
 		return vk_die("features: must be run as root (probing loads BPF programs): try sudo");

@@ -220,7 +220,7 @@ static int parse(struct vk_filter *flt, struct dump *d, const char **via, int ar
 	if (c == VK_OPT_EXIT)
 		return o.status;
 	if (optind < argc)
-		return vk_usage_error("flows: unknown option '%s'", argv[optind]);
+		return vk_unexpected_arg(argv[optind]);
 	d->all = all;
 	return -1;
 }

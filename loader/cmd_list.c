@@ -53,7 +53,7 @@ int vk_cmd_list(int argc, char **argv)
 		return ret;
 	json = vk_cli.json;
 	if (optind < argc)
-		return vk_usage_error("list takes no arguments");
+		return vk_unexpected_arg(argv[optind]);
 	if (vk_check_env(err))
 		return vk_die(err);
 	n = vk_instance_names(&names);

@@ -87,7 +87,7 @@ static int unknown_key(struct load_args *a, int argc, char **argv)
 	else if (optind < argc)
 		add_kv(a, opt + 2, argv[optind++]);
 	else
-		return vk_usage_error("option needs a value");
+		return vk_usage_error("load: %.*s needs a value", (int)strcspn(opt, "="), opt);
 	return -1;
 }
 

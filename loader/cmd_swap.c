@@ -167,7 +167,7 @@ static int parse(struct swap_args *a, int argc, char **argv, char *err)
 	if (optind >= argc)
 		return vk_usage_error("swap: which controller? (see: vegasctl list)");
 	if (argc - optind > 1)
-		return vk_usage_error("swap: unknown option '%s'", argv[optind + 1]);
+		return vk_unexpected_arg(argv[optind + 1]);
 	a->target = argv[optind];
 	if (vk_check_name(a->target, err))
 		return vk_die(err);

@@ -194,7 +194,7 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 	if (c == VK_OPT_EXIT)
 		return o.status;
 	if (optind < argc)
-		return vk_usage_error("trace: unknown option '%s'", argv[optind]);
+		return vk_unexpected_arg(argv[optind]);
 	if (a->csv && vk_cli.json)
 		return vk_usage_error("trace: --csv and --json exclude each other");
 	t->json = vk_cli.json;

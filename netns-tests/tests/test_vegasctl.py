@@ -233,6 +233,34 @@ def test_usage_errors_exit_2():
     assert r.returncode == 2
 
 
+@pytest.mark.reliability("bad_input")
+@pytest.mark.parametrize("args,expect", [
+    (["swap", "bpf_vegas", "extra"], "swap: unexpected argument 'extra'"),   # was "unknown option"
+    (["trace", "extra"], "trace: unexpected argument 'extra'"),
+    (["flows", "extra"], "flows: unexpected argument 'extra'"),
+    (["features", "extra"], "features: unexpected argument 'extra'"),
+    (["list", "extra"], "list: unexpected argument 'extra'"),
+    (["show", "bpf_vegas", "extra"], "show: unexpected argument 'extra'"),
+    (["unload", "bpf_vegas", "extra"], "unload: unexpected argument 'extra'"),
+    (["load", "vegas", "--frob"], "load: --frob needs a value"),           # named no option
+    # abbreviations are refused: getopt_long took --repl as --replace
+    (["load", "vegas", "--repl"], "load: '--repl' is short for --replace: spell it out"),
+    (["load", "vegas", "--unres"], "'--unres' is short for --unrestricted"),
+    (["load", "vegas", "--gam", "2"], "'--gam' is short for --gamma"),
+    (["load", "vegas", "--na=x"], "'--na' is short for --name"),
+    (["flows", "--contr", "bpf_vegas"], "'--contr' is short for --controller"),
+    (["trace", "--dur", "1"], "'--dur' is short for --duration"),
+    (["swap", "reno", "--default-o"], "'--default-o' is short for --default-only"),
+    (["--jso", "list"], "'--jso' is short for --json"),
+    (["list", "--verb"], "'--verb' is short for --verbose"),
+])
+def test_usage_messages_name_what_is_wrong(args, expect):
+    with loaded("vegas"):
+        line = refused(*args, expect=expect)
+        assert line.endswith("(see: vegasctl --help)")
+    assert vegasctl(*args, check=False).returncode == 2
+
+
 COMMANDS = ["list", "load", "unload", "set", "show", "flows", "trace", "swap", "features"]
 
 

@@ -213,6 +213,9 @@ static int parse(struct vk_filter *flt, struct dump *d, const char **via, int ar
 	while ((c = vk_getopt(argc, argv, &o)) >= 0) {
 		if (c != VK_OPT_CMD)
 			continue;
+		if (*via)
+			return vk_usage_error("flows: --via is given twice ('%s', '%s'): give it once",
+					      *via, optarg);
 		if (strcmp(optarg, "sk_storage") && strcmp(optarg, "tcp"))
 			return vk_usage_error("flows: --via takes sk_storage or tcp, not '%s'", optarg);
 		*via = optarg;

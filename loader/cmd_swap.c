@@ -155,7 +155,10 @@ static int parse(struct swap_args *a, int argc, char **argv, char *err)
 	int c;
 
 	while ((c = vk_getopt(argc, argv, &o)) >= 0) {
-		if (c == OPT_NETNS) {
+		if (c == OPT_NETNS && a->netns) {
+			return vk_usage_error("swap: --netns is given twice ('%s', '%s'): give it once",
+					      a->netns, optarg);
+		} else if (c == OPT_NETNS) {
 			a->netns = optarg;
 		} else if (c == OPT_FROM) {
 			if (vk_filter_controller(&a->cfg.filter, optarg, err))

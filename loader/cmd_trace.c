@@ -145,7 +145,8 @@ static __u64 lost_count(int fd)
 enum { OPT_DURATION = VK_OPT_CMD, OPT_COUNT };
 
 struct trace_args {
-	int bits;		/* VK_TRACE_* */
+	int bits;		/* VK_TRACE_*, from the two below */
+	int decisions, acks;
 	int csv;
 	double duration;	/* 0: until a signal */
 };
@@ -155,8 +156,8 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 {
 	const struct option opts[] = {
 		VK_OPTS_GLOBAL, VK_OPTS_FILTER,
-		{ "decisions", no_argument, &a->bits, VK_TRACE_DECISIONS },
-		{ "acks", no_argument, &a->bits, VK_TRACE_ACKS },
+		{ "decisions", no_argument, &a->decisions, 1 },
+		{ "acks", no_argument, &a->acks, 1 },
 		{ "csv", no_argument, &a->csv, 1 },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "count", required_argument, NULL, OPT_COUNT },
@@ -197,6 +198,12 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 		return vk_unexpected_arg(argv[optind]);
 	if (a->csv && vk_cli.json)
 		return vk_usage_error("trace: --csv and --json exclude each other");
+	/* the last would have won; both is what giving neither means */
+	if (a->decisions && a->acks)
+		return vk_usage_error("trace: --decisions and --acks exclude each other "
+				      "(give neither for both)");
+	if (a->decisions || a->acks)
+		a->bits = a->decisions ? VK_TRACE_DECISIONS : VK_TRACE_ACKS;
 	t->json = vk_cli.json;
 	return -1;
 }

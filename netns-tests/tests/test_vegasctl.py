@@ -324,6 +324,9 @@ def test_trace_csv_always_has_its_header():
     (["flows", "--netns", "99999999999"], "not a namespace inode number"),
     (["flows", "--netns", "1", "--netns", "2"], "given twice"),
     (["flows", "--addr", "198.18.1.1", "--addr", "198.18.1.2"], "given twice"),
+    (["flows", "--via", "tcp", "--via", "sk_storage"], "--via is given twice"),   # last won
+    (["swap", "reno", "--netns", "a", "--netns", "b"], "--netns is given twice"),
+    (["trace", "--decisions", "--acks"], "--decisions and --acks exclude each other"),
     (["flows", "--netns", "n" * 300], "longer than 255 characters"),   # cut to another path
     (["swap", "bpf_vegas", "--netns", "n" * 300], "longer than 255 characters"),
 ])

@@ -17,14 +17,16 @@
 #include "variants.h"
 
 const char vk_usage_load[] =
-	"load VARIANT [--name NAME] [--preset P] [--unrestricted] [--replace]\n"
+	"load VARIANT [--name NAME] [--preset P] [--unrestricted] [--replace] [--dry-run]\n"
 	"     [KEY=VALUE | --KEY VALUE]... [--json]\n"
 	"\n"
 	"  --name NAME      register it as NAME (default: bpf_VARIANT)\n"
 	"  --preset P       start from preset P (see: vegasctl list)\n"
 	"  --unrestricted   any user, and a namespace's default, may choose it\n"
 	"  --replace        upgrade the loaded NAME in place: new connections get it,\n"
-	"                   existing ones keep the old\n"
+	"                   existing ones keep the old; it stays unrestricted if it was\n"
+	"  --dry-run        check everything a load would, print what it would load,\n"
+	"                   and load nothing (refusals are the load's own)\n"
 	"  KEY=VALUE        a parameter of the variant (see: vegasctl list);\n"
 	"                   --KEY VALUE and --KEY=VALUE say the same\n";
 
@@ -36,7 +38,7 @@ enum {
 
 struct load_args {
 	const char *variant, *name, *preset;
-	int unrestricted, replace;
+	int unrestricted, replace, dry_run;
 	int nkv;
 	struct load_kv {
 		const char *key;	/* "KEY=VALUE", or KEY of a --KEY VALUE */
@@ -53,6 +55,7 @@ static struct option *load_options(struct load_args *a)
 		{ "preset", required_argument, NULL, OPT_PRESET },
 		{ "unrestricted", no_argument, &a->unrestricted, 1 },
 		{ "replace", no_argument, &a->replace, 1 },
+		{ "dry-run", no_argument, &a->dry_run, 1 },
 	};
 	size_t nown = sizeof(own) / sizeof(own[0]);
 	struct option *o = calloc(nown + vk_nr_param_descs + 1, sizeof(*o));
@@ -135,7 +138,7 @@ static int parse(struct load_args *a, int argc, char **argv)
 	return ret;
 }
 
-/* The parameters the command line asks for, validated. */
+/* The parameters the command line asks for, checked one by one (not yet as a whole). */
 static int build_params(const struct load_args *a, const struct vk_variant_desc *v,
 			struct vk_params *p, char *err)
 {
@@ -161,22 +164,54 @@ static int build_params(const struct load_args *a, const struct vk_variant_desc 
 		if (kv->value ? vk_param_set(p, kv->key, kv->value, err) : vk_param_apply(p, kv->key, err))
 			return -1;
 	}
-	p->ca_flags = a->unrestricted ? TCP_CONG_NON_RESTRICTED : 0;
-	return vk_params_validate(p, err);
+	return 0;
 }
 
-/* Register (or replace) name; *replaced says which it did. */
-static int load(const struct vk_variant_desc *v, const char *name, const struct vk_params *p,
-		bool replace, bool *replaced, char *err)
+/*
+ * Will this load register name afresh (0) or replace it in place (1)? -1
+ * with the refusal the load itself would give: decided before anything is
+ * touched, so that --dry-run answers exactly as a real load would.
+ */
+static int plan(const char *name, bool replace, char *err)
 {
 	struct vk_instance cur;
 
-	*replaced = replace && vk_instance_read(name, &cur, err) == 0 && cur.committed;
-	if (*replaced)
-		return vk_instance_replace(v, name, p, err);
-	if (vk_ca_available(name))
-		return vk_err(err, "a congestion control named '%s' is already registered", name);
-	return vk_instance_load(v, name, p, err);
+	if (replace && vk_instance_read(name, &cur, err) == 0 && cur.committed)
+		return vk_instance_replace_check(name, err) ? -1 : 1;
+	return vk_instance_check_free(name, err) ? -1 : 0;
+}
+
+/*
+ * Restricted or not: --unrestricted says unrestricted; otherwise a replace
+ * keeps what the kernel now says of the live one (its flag, which may also
+ * have come from tcp_allowed_congestion_control), so an upgrade never
+ * silently takes a namespace's default away; a fresh load is restricted.
+ */
+static __u32 ca_flags(const struct load_args *a, const char *name, bool replacing)
+{
+	if (a->unrestricted || (replacing && vk_ca_unrestricted(name)))
+		return TCP_CONG_NON_RESTRICTED;
+	return 0;
+}
+
+/* What a dry run found: the load it would do, in load's own words. */
+static void print_plan(const char *name, const struct vk_variant_desc *v,
+		       const struct vk_params *p, bool replacing)
+{
+	bool restricted = !(p->ca_flags & TCP_CONG_NON_RESTRICTED);
+
+	if (vk_cli.json) {
+		printf("{\"dry_run\":true,\"action\":\"%s\",\"name\":\"%s\",\"variant\":\"%s\","
+		       "\"restricted\":%s,\"params\":", replacing ? "replace" : "load", name, v->name,
+		       restricted ? "true" : "false");
+		vk_params_print(stdout, p, true);
+		printf("}\n");
+		return;
+	}
+	printf("would %s %s (%s, %s): ", replacing ? "replace" : "load", name, v->name,
+	       restricted ? "restricted" : "unrestricted");
+	vk_params_print(stdout, p, false);
+	printf("\n");
 }
 
 static int run(const struct load_args *a, char *err)
@@ -185,18 +220,28 @@ static int run(const struct load_args *a, char *err)
 	const char *name;
 	struct vk_instance in;
 	struct vk_params p;
-	bool replaced;
+	int replacing;
 
 	if (!v)
 		return vk_err(err, "unknown variant '%s' (see: vegasctl list)", a->variant);
 	if (build_params(a, v, &p, err))
 		return -1;
 	name = a->name ? a->name : v->ca_name;
-	if (vk_check_name(name, err) || vk_check_env(err) ||
-	    load(v, name, &p, a->replace, &replaced, err))
+	/* the dry run holds the lock too, for a consistent view, only while it looks */
+	if (vk_params_validate(&p, err) || vk_check_name(name, err) || vk_check_env(err))
+		return -1;
+	replacing = plan(name, a->replace, err);
+	if (replacing < 0)
+		return -1;
+	p.ca_flags = ca_flags(a, name, replacing);
+	if (a->dry_run) {
+		print_plan(name, v, &p, replacing);
+		return 0;
+	}
+	if (replacing ? vk_instance_replace(v, name, &p, err) : vk_instance_load(v, name, &p, err))
 		return -1;
 	if (!vk_cli.json) {
-		printf("%s %s (%s): ", replaced ? "replaced" : "loaded", name, v->name);
+		printf("%s %s (%s): ", replacing ? "replaced" : "loaded", name, v->name);
 		vk_params_print(stdout, &p, false);
 		printf("\n");
 		return 0;

@@ -275,6 +275,23 @@ out:
 	return ret;
 }
 
+static int already_loaded(const char *name, char *err)
+{
+	return vk_err(err, "'%s' is already loaded by vegaskit (unload it, or load --replace)", name);
+}
+
+int vk_instance_check_free(const char *name, char *err)
+{
+	char dir[PIN_PATH_MAX];
+
+	if (vk_ca_available(name))
+		return vk_err(err, "a congestion control named '%s' is already registered", name);
+	path_of(dir, name, NULL);
+	if (!access(dir, F_OK))		/* an incomplete one: mkdir would find it */
+		return already_loaded(name, err);
+	return 0;
+}
+
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err)
 {
@@ -290,7 +307,7 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 	path_of(dir, name, NULL);
 	if (mkdir(dir, 0700)) {
 		if (errno == EEXIST)
-			vk_err(err, "'%s' is already loaded by vegaskit (unload it, or load --replace)", name);
+			already_loaded(name, err);
 		else
 			vk_err(err, "cannot create %s: %s", dir, strerror(errno));
 		prune_root();
@@ -316,6 +333,19 @@ out:
 	return ret;
 }
 
+int vk_instance_replace_check(const char *name, char *err)
+{
+	char pin[PIN_PATH_MAX];
+
+	path_of(pin, name, "ops");
+	if (!access(pin, F_OK))
+		return vk_err(err, "cannot replace '%s' in place: it is registered through its struct_ops map (no struct_ops links before Linux 6.4), which cannot be swapped atomically; unload and load it again, or load it under another name and swap", name);
+	path_of(pin, name, "link");
+	if (access(pin, F_OK))
+		return vk_err(err, "'%s' is not loaded by vegaskit: nothing to replace", name);
+	return 0;
+}
+
 /*
  * In-place upgrade: swap the struct_ops behind the pinned link for a freshly
  * loaded one of the same name (bpf_link__update_map, kernel >= 6.4). New
@@ -331,9 +361,8 @@ int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 	struct bpf_map *pm, *om;
 	int ret = -1;
 
-	path_of(pin, name, "ops");
-	if (!access(pin, F_OK))
-		return vk_err(err, "cannot replace '%s' in place: it is registered through its struct_ops map (no struct_ops links before Linux 6.4), which cannot be swapped atomically; unload and load it again, or load it under another name and swap", name);
+	if (vk_instance_replace_check(name, err))
+		return -1;
 	path_of(pin, name, "link");
 	link = bpf_link__open(pin);
 	if (!link)

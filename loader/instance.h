@@ -51,6 +51,10 @@ bool vk_struct_ops_links(void);
 /* Register `name` with parameters p and pin it; all or nothing. */
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err);
+/* 0 if nothing is registered or pinned under name, else -1 with load's refusal. */
+int vk_instance_check_free(const char *name, char *err);
+/* 0 if the committed instance name can be replaced in place, else -1 with err. */
+int vk_instance_replace_check(const char *name, char *err);
 /* Swap a loaded instance's code and parameters in place (load --replace). */
 int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 			const struct vk_params *p, char *err);

@@ -2,6 +2,7 @@
 import contextlib
 import os
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,7 @@ from vegaskit import intf
 from vegaskit.testing import reliability
 
 pytestmark = pytest.mark.kernel
+ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
 
 
 def snapshot():
@@ -115,8 +117,7 @@ def test_invalid_set_changes_nothing(args, expect):
         assert vegasctl_json("show", name)["generation"] == 0
 
 
-@pytest.mark.reliability("bad_input")
-@pytest.mark.parametrize("args,expect", [
+BAD_LOADS = [
     (["reno"], "unknown variant"),
     (["vegas", "--preset", "fast"], "unknown preset"),
     (["vegas", "alpha=5", "beta=3"], "must not exceed beta"),
@@ -146,7 +147,11 @@ def test_invalid_set_changes_nothing(args, expect):
     (["vegas_fr", "gain=0.0005"], "gain: '0.0005' is finer than the resolution 0.001"),
     (["vegas_a", "th_tie=0.1234"], "th_tie: '0.1234' is finer than the resolution 0.001"),
     (["vegas_fr", "gain=."], "must be a number in (0, 1]"),
-])
+]
+
+
+@pytest.mark.reliability("bad_input")
+@pytest.mark.parametrize("args,expect", BAD_LOADS)
 def test_bad_load_is_refused(args, expect):
     refused("load", *args, expect=expect)
 
@@ -385,3 +390,60 @@ def test_trace_of_only_incomplete_instances_says_so():
                                            "traced ('vk_inc' is incomplete"), r.stderr
             finally:
                 vegasctl("load", "vegas")       # loaded() unloads it again
+
+
+def test_dry_run_of_a_good_spec_changes_nothing_and_says_what_it_would_load():
+    for present in (False, True):      # the pin tree absent, then present
+        with contextlib.ExitStack() as stack:
+            if present:
+                stack.enter_context(loaded("vegas", "--name", "vk_other"))
+            before = snapshot()
+            tree = PIN_ROOT.exists()
+            r = vegasctl("load", "vegas_a", "--name", "vk_dry", "--preset", "paper", "alpha=2",
+                         "--unrestricted", "--dry-run")
+            assert r.stdout.startswith("would load vk_dry (vegas_a, unrestricted): alpha=2 beta=3")
+            assert r.stderr == ""
+            doc = vegasctl_json("load", "vegas", "--name", "vk_dry", "--dry-run", "beta=9")
+            assert doc["dry_run"] is True and doc["action"] == "load"
+            assert doc["restricted"] is True and doc["params"]["beta"] == 9
+            assert snapshot() == before and PIN_ROOT.exists() == tree
+            assert "vk_dry" not in available_cc()
+
+
+@pytest.mark.reliability("bad_input")
+@pytest.mark.parametrize("args,expect", BAD_LOADS)
+def test_dry_run_refuses_exactly_as_the_load_would(args, expect):
+    real = refused("load", *args, expect=expect)
+    assert refused("load", *args, "--dry-run", expect=expect) == real
+
+
+@pytest.mark.reliability("bad_input")
+def test_dry_run_knows_whether_the_name_is_free():
+    with loaded("vegas", "--name", "vk_taken") as name, incomplete("vk_inc"):
+        for args in (["--name", name], ["--name", "vk_inc"], ["--name", "vk_inc", "--replace"],
+                     ["--name", "cubic", "--replace"]):
+            real = refused("load", "vegas", *args)
+            assert refused("load", "vegas", *args, "--dry-run") == real
+        r = vegasctl("load", "vegas", "--name", name, "--replace", "alpha=3", "--dry-run")
+        assert r.stdout.startswith(f"would replace {name} (vegas, restricted): alpha=3")
+        assert vegasctl_json("show", name)["params"]["alpha"] == 2
+
+
+@pytest.mark.needs_kernel("link_update")
+def test_replace_keeps_an_unrestricted_controller_unrestricted():
+    # --replace without --unrestricted made it restricted: a namespace's
+    # default on it would then refuse new sockets (the allowed list lost it)
+    with loaded("vegas", "--name", "vk_unr", "--unrestricted") as name:
+        doc = vegasctl_json("load", "vegas", "--name", name, "--replace", "--dry-run")
+        assert doc["action"] == "replace" and doc["restricted"] is False
+        vegasctl("load", "vegas", "--name", name, "--replace", "alpha=3")
+        inst = vegasctl_json("show", name)
+        assert inst["restricted"] is False and inst["params"]["alpha"] == 3
+        assert name in ALLOWED.read_text().split()
+    with loaded("vegas", "--name", "vk_res") as name:
+        vegasctl("load", "vegas", "--name", name, "--replace")
+        assert vegasctl_json("show", name)["restricted"] is True
+        assert name not in ALLOWED.read_text().split()
+        vegasctl("load", "vegas", "--name", name, "--replace", "--unrestricted")
+        assert vegasctl_json("show", name)["restricted"] is False
+        assert name in ALLOWED.read_text().split()

@@ -4,7 +4,7 @@ words and from a careless or hostile user's, each checked against the kernel.
 Every case must end in success or in one `vegasctl: ` line on stderr with a
 non-zero exit, never a signal, a traceback or a second line; and the system
 must show what was asked and nothing else: a refused command changes nothing,
-a load adds one controller, an unload removes one, a set retunes one, a
+a load adds one controller (a dry run none), an unload removes one, a set retunes one, a
 swap changes at most its namespace's default, the rest change nothing. `swap`
 runs inside a namespace of the fuzz's own (nsenter --net, so the pin tree is
 the host's): the host's default is the fuzz's no business, and is checked
@@ -39,7 +39,7 @@ KEYS = ["alpha", "beta", "gamma", "alpha_max", "ref_bytes", "gain", "ss_every_ot
 OPTIONS = ["--json", "-v", "--unrestricted", "--replace", "--all", "--help", "--bogus",
            "--name", "--preset", "--via", "--netns", "-L", "--port", "--controller", "--alpha",
            "--decisions", "--count", "--acks", "--duration", "--from", "--default-only",
-           "--established-only", "--addr", "--lport", "198.18.0.1", "reno"]
+           "--established-only", "--addr", "--lport", "198.18.0.1", "reno", "--dry-run"]
 WORDS = (st.sampled_from(NAMES + VARIANTS + VALUES + OPTIONS + ["ns2", "linux", "fr3k", "nope",
                                                                  "sk_storage", "tcp"])
          | st.builds(lambda k, v: f"{k}={v}", st.sampled_from(KEYS), st.sampled_from(VALUES)))
@@ -111,6 +111,8 @@ def test_a_command_line_does_what_it_says_or_nothing(baseline, cmd, words):
     elif cmd == "swap":
         assert after[:3] == before[:3], argv
         assert ns1 == ns0 or ns1 in words, (argv, ns0, ns1)
+    elif cmd == "load" and "--dry-run" in argv:
+        assert after == before, argv
     elif cmd == "load":
         assert len(cc1 - cc0) == 1 and cc0 <= cc1, (argv, cc1 - cc0)
         assert "--replace" in argv or all(p1[n] == p0[n] for n in p0), argv

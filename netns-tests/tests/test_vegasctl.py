@@ -447,3 +447,20 @@ def test_replace_keeps_an_unrestricted_controller_unrestricted():
         vegasctl("load", "vegas", "--name", name, "--replace", "--unrestricted")
         assert vegasctl_json("show", name)["restricted"] is False
         assert name in ALLOWED.read_text().split()
+
+
+def test_list_and_trace_see_more_than_256_instances():
+    # 300 directories as interrupted loads leave them (no link pinned), not
+    # 300 loads: every one must be listed, and trace must enumerate past them
+    fakes = [f"vk_f{i:03d}" for i in range(300)]
+    with loaded("vegas", "--name", "vk_real") as name, incomplete(*fakes):
+        listed = {i["name"]: i["state"] for i in vegasctl_json("list")["instances"]}
+        assert listed == {name: "registered", **{f: "incomplete" for f in fakes}}
+        text = vegasctl("list").stdout
+        assert sum(" incomplete " in line for line in text.splitlines()) == 300
+        r = vegasctl("trace", "--duration", "0.2")       # the one real one, past 300 others
+        assert r.stderr == "vegasctl: 0 records, 0 lost\n"
+        refused("trace", "--controller", fakes[-1], "--duration", "0.2", expect="is incomplete")
+        st = PIN_ROOT.stat()
+        assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o700)
+    assert not PIN_ROOT.exists()

@@ -207,6 +207,8 @@ enum vk_swap_result {
 	VK_SWAP_MOVED = 0,	/* now on target */
 	VK_SWAP_ALREADY = 1,	/* was on target */
 	VK_SWAP_FAILED = 2,	/* bpf_setsockopt refused (errno in err) */
+	VK_SWAP_UPGRADED = 3,	/* was on target's name but older code (load --replace): now
+				 * on the code registered under it */
 };
 
 /* One record per socket the swap iterator considered (after filtering). */

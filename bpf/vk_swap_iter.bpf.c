@@ -34,6 +34,7 @@ int vk_swap(struct bpf_iter__tcp *ctx)
 	struct vk_swap_rec rec = {};
 	char target[VK_NAME_MAX];
 	struct tcp_sock *tp;
+	unsigned long ops;
 	int state;
 
 	if (!skc)
@@ -49,13 +50,23 @@ int vk_swap(struct bpf_iter__tcp *ctx)
 	vk_fill_id(&rec.id, (struct sock *)tp);
 	if (!vk_filter_match(&cfg.filter, &rec.id))
 		return 0;
-	if (vk_same_name(rec.id.ca, cfg.target)) {
+	/*
+	 * The same name is not the same code: after `load --replace` sockets
+	 * opened before it still run the old ops under the name. The kernel
+	 * (tcp_set_congestion_control) compares ops pointers, not names: asking
+	 * for the name reinitialises a socket on older code onto the registered
+	 * code and leaves one already on it alone. The pointer before and after
+	 * says which happened.
+	 */
+	ops = (unsigned long)tp->inet_conn.icsk_ca_ops;
+	__builtin_memcpy(target, cfg.target, sizeof(target));
+	rec.err = bpf_setsockopt(tp, SOL_TCP, TCP_CONGESTION, target, sizeof(target));
+	if (rec.err)
+		rec.result = VK_SWAP_FAILED;
+	else if ((unsigned long)tp->inet_conn.icsk_ca_ops == ops)
 		rec.result = VK_SWAP_ALREADY;
-	} else {
-		__builtin_memcpy(target, cfg.target, sizeof(target));
-		rec.err = bpf_setsockopt(tp, SOL_TCP, TCP_CONGESTION, target, sizeof(target));
-		rec.result = rec.err ? VK_SWAP_FAILED : VK_SWAP_MOVED;
-	}
+	else
+		rec.result = vk_same_name(rec.id.ca, cfg.target) ? VK_SWAP_UPGRADED : VK_SWAP_MOVED;
 	bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
 	return 0;
 }

@@ -46,6 +46,7 @@ const char vk_usage_swap[] =
 
 struct swap_counts {
 	unsigned moved, already, failed;
+	unsigned upgraded;	/* of moved: same name, older code (load --replace) */
 	int first_err;
 	double ms;
 };
@@ -89,7 +90,9 @@ static int count(const void *rec, void *arg)
 	const struct vk_swap_rec *r = rec;
 	struct swap_counts *c = arg;
 
-	if (r->result == VK_SWAP_MOVED)
+	if (r->result == VK_SWAP_UPGRADED)
+		c->upgraded++;
+	if (r->result == VK_SWAP_MOVED || r->result == VK_SWAP_UPGRADED)
 		c->moved++;
 	else if (r->result == VK_SWAP_ALREADY)
 		c->already++;
@@ -246,15 +249,21 @@ int vk_cmd_swap(int argc, char **argv)
 
 		/* target passed vk_check_name; the others are anyone's names */
 		printf("{\"target\":\"%s\",\"netns\":\"%s\",\"previous_default\":\"%s\",\"default_set\":%s,"
-		       "\"moved\":%u,\"already\":%u,\"failed\":%u,\"first_error\":%d,\"move_ms\":%.3f}\n",
+		       "\"moved\":%u,\"upgraded\":%u,\"already\":%u,\"failed\":%u,\"first_error\":%d,"
+		       "\"move_ms\":%.3f}\n",
 		       target, vk_json_escape(ns, sizeof(ns), netns ? netns : "", NAME_MAX),
 		       vk_json_escape(pv, sizeof(pv), prev, sizeof(prev)),
-		       set_default ? "true" : "false", c.moved, c.already, c.failed, c.first_err, c.ms);
+		       set_default ? "true" : "false", c.moved, c.upgraded, c.already, c.failed,
+		       c.first_err, c.ms);
 	} else {
 		if (set_default)
 			printf("default: %s -> %s%s%s\n", prev, target, netns ? " in " : "",
 			       netns ? netns : "");
-		if (move)
+		if (move && c.upgraded)
+			printf("established: %u moved (%u of them from older code of %s), %u already on "
+			       "%s, %u failed%s in %.1f ms\n", c.moved, c.upgraded, target, c.already,
+			       target, c.failed, c.failed ? " (first error below)" : "", c.ms);
+		else if (move)
 			printf("established: %u moved, %u already on %s, %u failed%s in %.1f ms\n",
 			       c.moved, c.already, target, c.failed,
 			       c.failed ? " (first error below)" : "", c.ms);

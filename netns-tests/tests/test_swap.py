@@ -236,3 +236,25 @@ def test_swap_json_escapes_the_namespace_name():
         assert out["netns"] == name and out["target"] == "reno" and out["default_set"]
     finally:
         subprocess.run(["ip", "netns", "del", name], check=True)
+
+
+@pytest.mark.needs_kernel("link_update")
+@pytest.mark.needs_kernel("iter_setsockopt")
+def test_swap_after_replace_moves_sockets_still_on_the_old_code():
+    # after load --replace, sockets opened before it run the old code under the
+    # same name: swap called them "already on" it and left them there
+    with loaded("vegas", "--name", "vk_up2") as name, Lab() as lab:
+        path = htb_path(lab, 20_000_000, 100)
+        iperf.server(lab, path.receiver, 5203)
+        old = iperf.client(lab, path.sender, RECEIVER, 5203, name, 8)
+        time.sleep(2)
+        vegasctl("load", "vegas", "--name", name, "--replace", "alpha=6", "beta=9")
+        assert {(f["alpha"], f["beta"]) for f in flows_on(5203)} == {(2, 4)}
+        first = vegasctl_json("swap", name, "--netns", path.sender.name, "--from", name)
+        again = vegasctl_json("swap", name, "--netns", path.sender.name, "--from", name)
+        time.sleep(1.5)
+        after = flows_on(5203)
+        iperf.wait(old, name, 20)
+    assert first["upgraded"] >= 1 and first["upgraded"] == first["moved"], first
+    assert (again["moved"], again["upgraded"]) == (0, 0) and again["already"] >= first["moved"]
+    assert after and {(f["alpha"], f["beta"]) for f in after} == {(6, 9)}

@@ -23,6 +23,7 @@ from vegaskit.testbed import runner
 from vegaskit.testbed.leftovers import owned_namespaces
 from vegaskit.testbed.scenario import Scenario
 from vegaskit.analysis.records import read_csv
+from vegaskit.testing import reliability
 
 pytestmark = pytest.mark.kernel
 
@@ -334,3 +335,39 @@ def test_a_rerun_of_one_run_replaces_only_its_repetitions(tmp_path):
         assert second[key]["commit"] not in ("", "unknown")
     report = (tmp_path / "out" / "merge" / "full" / "report.md").read_text()
     assert f"Source commit of the runs: {second[('reno', 0)]['commit']} (4 repetitions)" in report
+
+
+BAD_SPEC = '''
+name = "badspec"
+duration = 10
+[links]
+bottleneck = { rate = "1M", rtt_ms = 40, buffer = 50 }
+[[flows]]
+cc = "{cc}"
+[controllers]
+vk_badspec = "vegas alpha=9 beta=1"
+[runs]
+vegas = { cc = "vk_badspec" }
+[profiles.ci]
+time_scale = 0.5
+'''
+
+
+@pytest.mark.reliability("bad_input")
+def test_a_controller_spec_vegasctl_refuses_stops_the_batch_before_it_starts(tmp_path):
+    """vegasctl checks every spec (load --dry-run) before any run: its own reason, one
+    line, and nothing started, loaded or removed (an earlier result stays)."""
+    reliability.case()
+    f = tmp_path / "badspec.toml"
+    f.write_text(BAD_SPEC)
+    kept = tmp_path / "out" / "badspec" / "ci" / "earlier.txt"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("an earlier result")
+    before_cc, before_ns = available_cc(), owned_namespaces()
+    r = subprocess.run([sys.executable, "-m", "vegaskit.cli.results", str(f), "--profile", "ci",
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert "controller 'vk_badspec': vegasctl: alpha (9) must not exceed beta (1)" in r.stderr
+    assert kept.exists(), "the refused batch removed an earlier result"
+    assert available_cc() == before_cc and owned_namespaces() == before_ns

@@ -246,6 +246,13 @@ def main(argv: list[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("testbed: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
         return 1
+    try:                                # every controller spec, before any run starts
+        for s, names in plans:
+            for n in names:
+                runner.check_controllers(s.run(n, a.profile), job=1 if a.jobs > 1 else 0)
+    except RuntimeError as e:
+        print(f"testbed: {e}", file=sys.stderr)
+        return 2
     sigterm_unwinds()
     try:
         execute(plans, a.profile, a.out, a.reps, a.jobs, whole=not a.runs)

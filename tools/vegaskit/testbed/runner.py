@@ -59,6 +59,29 @@ def instance_names(run: Run, job: int) -> dict[str, str]:
     return out
 
 
+def _load_args(run: Run, cc: str, inst: str) -> list[str]:
+    """`vegasctl load` arguments that make instance `inst` for the run's `cc`."""
+    if cc in run.controllers:
+        return shlex.split(run.controllers[cc]) + ["--name", inst]
+    if variant_of(cc):
+        return [variant_of(cc), "--name", inst]
+    raise RuntimeError(f"congestion control '{cc}' is not available")
+
+
+def check_controllers(run: Run, job: int = 0) -> None:
+    """Have vegasctl check, without loading anything (load --dry-run), every controller
+    the run would load, so that a batch refuses a bad spec before any run starts, in
+    vegasctl's own words."""
+    for cc, inst in sorted(instance_names(run, job).items()):
+        if inst in registered():
+            continue
+        r = subprocess.run([VEGASCTL, "load", *_load_args(run, cc, inst), "--dry-run"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{run.scenario.name}/{run.name}: controller '{cc}': "
+                               f"{r.stderr.strip() or 'vegasctl load --dry-run failed'}")
+
+
 @contextlib.contextmanager
 def controllers(run: Run, names: dict[str, str]):
     """Load the vegaskit controllers the run needs and are not loaded, as
@@ -71,12 +94,7 @@ def controllers(run: Run, names: dict[str, str]):
         for cc, inst in sorted(names.items()):
             if inst in registered():
                 continue
-            if cc in run.controllers:
-                args = shlex.split(run.controllers[cc]) + ["--name", inst]
-            elif variant_of(cc):
-                args = [variant_of(cc), "--name", inst]
-            else:
-                raise RuntimeError(f"congestion control '{cc}' is not available")
+            args = _load_args(run, cc, inst)
             leftovers.record_loaded(owner, inst)
             r = subprocess.run([VEGASCTL, "load", *args], capture_output=True, text=True)
             if r.returncode != 0:       # vegasctl's own one line says why

@@ -2,7 +2,8 @@
 /*
  * vegasctl trace: stream the controllers' per-ACK and per-RTT decision records
  * (struct vk_event) as CSV or JSON lines. Switches tracing on in the selected
- * instances' parameters and off again at exit (also on SIGINT/SIGTERM); the
+ * instances' parameters and off again at exit (also on SIGINT/SIGTERM; after
+ * a SIGKILL the other readers' sweep or the lease does it, tracelease.h); the
  * lost-record count goes to stderr, nothing but data to stdout
  * (docs/DESIGN.md §5). CSV, the default, always starts with its header line;
  * --csv and --json (the global flag, wherever it is) exclude each other.
@@ -42,6 +43,7 @@ struct trace_ctx {
 	long long count;	/* records still to print; < 0: no limit */
 	unsigned long long printed;
 	bool discard;		/* draining what a dead reader left: print nothing */
+	__u32 bits;		/* record types asked for: another reader may want more */
 };
 
 static volatile sig_atomic_t stop;
@@ -64,7 +66,8 @@ static int handle(void *arg, void *data, size_t size)
 	bool dec = e->type == VK_EV_DECISION;
 	char src[64], dst[64], ca[VK_JSON_BUF(VK_NAME_MAX)];
 
-	if (t->discard || size < sizeof(*e) || !vk_filter_match(&t->flt, &e->id) || t->count == 0)
+	if (t->discard || size < sizeof(*e) || !vk_filter_match(&t->flt, &e->id) || t->count == 0 ||
+	    !(t->bits & (dec ? VK_TRACE_DECISIONS : VK_TRACE_ACKS)))
 		return 0;
 	vk_format_addr(e->id.saddr, src, sizeof(src));
 	vk_format_addr(e->id.daddr, dst, sizeof(dst));
@@ -102,34 +105,6 @@ static int handle(void *arg, void *data, size_t size)
 	if (t->count > 0 && --t->count == 0)
 		stop = 1;
 	return 0;
-}
-
-/*
- * Set the trace bits of every selected instance; returns how many were set.
- * A read-modify-write of the params, so under the state lock (env.h), briefly:
- * a concurrent `set` must not be undone.
- */
-static int set_trace(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
-{
-	int done = 0;
-
-	if (vk_lock(err))
-		return 0;
-	for (int i = 0; i < n; i++) {
-		struct vk_instance in;
-
-		if (vk_instance_read(names[i], &in, err))
-			continue;
-		if (!in.has_params) {	/* unloaded or replaced since trace_names */
-			vk_err(err, "'%s' has no readable parameters any more", names[i]);
-			continue;
-		}
-		in.params.trace = bits;
-		if (vk_instance_write_params(names[i], &in.params, err) == 0)
-			done++;
-	}
-	vk_unlock();
-	return done;
 }
 
 static __u64 lost_count(int fd)
@@ -269,7 +244,7 @@ int vk_cmd_trace(int argc, char **argv)
 	char (*names)[VK_NAME_MAX] = NULL;
 	struct ring_buffer *rb = NULL;
 	char err[VK_ERR_MAX] = "";
-	struct timespec t0, now;
+	struct timespec t0, now, swept;
 	int n, ring_fd = -1, lost_fd = -1, lease_fd = -1, ret;
 	__u64 lost0;
 
@@ -312,7 +287,8 @@ int vk_cmd_trace(int argc, char **argv)
 		ret = vk_die("cannot write the trace lease " VK_PIN_TRACE_UNTIL);
 		goto out;
 	}
-	if (set_trace(names, n, (__u32)a.bits, err) == 0) {
+	t.bits = (__u32)a.bits;
+	if (vk_reg_start(names, n, t.bits, err) <= 0) {
 		ret = vk_die(err[0] ? err : "could not switch tracing on");
 		goto out;
 	}
@@ -320,6 +296,7 @@ int vk_cmd_trace(int argc, char **argv)
 		fputs(csv_header, stdout);
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	swept = t0;
 	while (!stop) {
 		int r = ring_buffer__poll(rb, 100);
 
@@ -330,17 +307,24 @@ int vk_cmd_trace(int argc, char **argv)
 		fflush(stdout);
 		vk_lease_renew(lease_fd);
 		clock_gettime(CLOCK_MONOTONIC, &now);
+		/* twice a second: a dead reader's bits go within a second of its death */
+		if ((now.tv_sec - swept.tv_sec) * 1000000000ll + (now.tv_nsec - swept.tv_nsec) >=
+		    500000000ll) {
+			vk_reg_sweep();
+			swept = now;
+		}
 		if (a.duration > 0 &&
 		    (now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 >= a.duration)
 			break;
 	}
-	/* The bits off; the lease stays, for another reader's controllers. */
-	set_trace(names, n, 0, err);
+	/* Our bits off, unless another reader wants them; the lease stays, for it. */
+	vk_reg_stop();
 	ring_buffer__consume(rb);	/* what was already in the ring */
 	fflush(stdout);
 	fprintf(stderr, "vegasctl: %llu records, %llu lost\n", (unsigned long long)t.printed,
 		(unsigned long long)(lost_count(lost_fd) - lost0));
 out:
+	vk_reg_stop();		/* a no-op unless registered */
 	ring_buffer__free(rb);
 	if (ring_fd >= 0)
 		close(ring_fd);

@@ -75,7 +75,8 @@ static const char *instance_state(const struct vk_instance *in)
 }
 
 /* "off", "decisions", "acks", "decisions+acks", or "off (reader gone)" when bits are set
- * but no reader holds the lease (it died: nothing is emitted). */
+ * but no live reader wants them or holds the lease (it died: a live reader's sweep
+ * clears them, or, with none left, nothing is emitted). */
 static const char *tracing_state(const struct vk_instance *in)
 {
 	static const char *const names[] = { "off", "decisions", "acks", "decisions+acks" };
@@ -83,7 +84,7 @@ static const char *tracing_state(const struct vk_instance *in)
 
 	if (!bits)
 		return "off";
-	return vk_tracing_live(bits) ? names[bits] : "off (reader gone)";
+	return vk_tracing_live(in->name, bits) ? names[bits] : "off (reader gone)";
 }
 
 void vk_print_instance(const struct vk_instance *in, bool json)

@@ -1,21 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The trace lease (bpf/vk_intf.h, VK_TRACE_LEASE_NS): the controllers emit
- * records only until the time in the pinned vk_trace_until map, which the
- * reader keeps pushing ahead. A reader killed by SIGKILL cannot switch
- * tracing off; its lease runs out instead (docs/DESIGN.md §5.1).
+ * The trace lease and the registry of live readers (docs/DESIGN.md §5.1).
+ *
+ * Lease (bpf/vk_intf.h, VK_TRACE_LEASE_NS): the controllers emit records only
+ * until the time in the pinned vk_trace_until map, which every reader keeps
+ * pushing ahead; when no reader is left alive it runs out within a second.
+ *
+ * Registry (VK_TRACE_REG): each reader holds an exclusive flock on its own file
+ * there, listing the instances and trace bits it wants. The kernel drops the
+ * flock when the reader dies, SIGKILL included, so a file whose flock can be
+ * taken belongs to a dead reader. Every change of the bits goes through one
+ * reconciliation under the state lock (env.h): dead readers' files go, and each
+ * instance's bits become the union of what the live files claim.
  */
 #ifndef VK_TRACELEASE_H
 #define VK_TRACELEASE_H
 
 #include <stdbool.h>
 #include <linux/types.h>
+#include "instance.h"
+
+#define VK_TRACE_REG	"/run/vegaskit-trace"
 
 /* The pinned map's fd, or -1 (no controller loaded, or one from before leases). */
 int vk_lease_open(void);
 /* Extend the lease to now + VK_TRACE_LEASE_NS. */
 int vk_lease_renew(int fd);
-/* Do trace bits `bits` emit now: set, and the lease current? */
-bool vk_tracing_live(__u32 bits);
+/* Do trace bits `bits` of instance `name` emit for a live reader: set, claimed
+ * by a live reader's registry file, and the lease current? */
+bool vk_tracing_live(const char *name, __u32 bits);
+
+/* Register this process as a reader of `names` with `bits` and switch them on;
+ * returns how many of them now carry the bits, or -1 with err. */
+int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err);
+/* Clear what dead readers left on, if the state lock is free right now. */
+void vk_reg_sweep(void);
+/* Unregister this reader and switch off what no live reader still wants. */
+void vk_reg_stop(void);
 
 #endif

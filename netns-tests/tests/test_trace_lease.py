@@ -1,18 +1,23 @@
-"""A `vegasctl trace` killed with SIGKILL cannot switch tracing off: its lease
-(VK_TRACE_LEASE_NS, 1 s) runs out instead, `show` says so, and the next trace
-prints nothing the dead reader left in the ring as live."""
+"""A `vegasctl trace` killed with SIGKILL cannot switch tracing off: alone, its
+lease (VK_TRACE_LEASE_NS, 1 s) runs out instead, `show` says so, and the next
+trace prints nothing the dead reader left in the ring as live; beside a live
+reader, that reader's sweep of the registry (/run/vegaskit-trace) switches the
+dead one's instances off, and leaves its own on."""
 from __future__ import annotations
 
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import VEGASCTL, vegasctl_json
+from conftest import VEGASCTL, loaded, vegasctl_json
 from test_controller_trace import one_flow
 from vegaskit.testbed import runner
+from vegaskit.testbed.scenario import Scenario
 from vegaskit.testbed.vtrace import parse_csv
+from vegaskit.testing import reliability
 
 pytestmark = [pytest.mark.kernel, pytest.mark.needs_kernel("ringbuf")]
 
@@ -54,3 +59,87 @@ def test_a_killed_reader_stops_tracing_and_leaves_nothing_live(tmp_path):
     oldest = min(r["time_s"] for r in recs)
     assert oldest >= seen["next_start"] - 0.05, \
         f"a record from {seen['next_start'] - oldest:.1f} s before the reader started was printed"
+
+
+def two_flows(seconds: float) -> Scenario:
+    """One flow on each of two instances already loaded (the run reuses them)."""
+    flows = "".join(f'[[flows]]\ncc = "{cc}"\n' for cc in ("bpf_vegas", "bpf_vegas_a"))
+    return Scenario.parse(f"""
+name = "t_two_readers"
+duration = {seconds}
+trace = "off"
+[links]
+bottleneck = {{ rate = "10M", rtt_ms = 40, buffer = 50 }}
+{flows}
+[runs]
+r = {{}}
+[profiles.p]
+time_scale = 1.0
+""")
+
+
+@pytest.mark.reliability("kill_point")
+def test_a_killed_reader_beside_a_live_one_stops_its_own_tracing_only(tmp_path):
+    """Reader B traces Y (bpf_vegas) only, but prints every record it reads: it
+    started before X (bpf_vegas_a) was loaded, so it has no --controller filter
+    and claims Y alone. Reader A traces X and is killed with SIGKILL while B
+    lives and renews the shared lease. Within 2 s X's tracing must be off (its
+    bits cleared by B's sweep) and B must print no more records of X, while Y
+    stays on and B keeps receiving Y's records. Then B stops: all off."""
+    reliability.case()
+    seen = {}
+    out = tmp_path / "b.csv"
+    with loaded("vegas") as y, out.open("w") as f:
+        assert y == "bpf_vegas"
+        b = subprocess.Popen([str(VEGASCTL), "trace", "--csv"], stdout=f,
+                             stderr=subprocess.PIPE, text=True)
+        a = None
+        try:
+            time.sleep(0.5)
+            with loaded("vegas_a") as x:
+                assert x == "bpf_vegas_a"
+
+                def kill_a(db):
+                    nonlocal a
+                    a = subprocess.Popen([str(VEGASCTL), "trace", "--acks", "--controller", x],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    time.sleep(1.5)
+                    seen["x_alive"], seen["y_alive"] = tracing(x), tracing(y)
+                    a.send_signal(signal.SIGKILL)
+                    a.wait()
+                    seen["killed_at"] = killed = time.monotonic()
+                    while tracing(x) not in ("off", "off (reader gone)") \
+                            and time.monotonic() < killed + 2.0:
+                        time.sleep(0.05)
+                    seen["x_off_after"] = time.monotonic() - killed
+                    time.sleep(max(0.0, killed + 2.0 - time.monotonic()))
+                    seen["x_after"], seen["y_after"] = tracing(x), tracing(y)
+
+                runner.execute(two_flows(9).run("r", "p"), tmp_path / "run", at=[(1.0, kill_a)],
+                               plots=False)
+                assert b.poll() is None, f"reader B died: {b.stderr.read()}"
+                seen["y_before_stop"] = tracing(y)
+                b.send_signal(signal.SIGTERM)
+                seen["b_err"] = b.communicate(timeout=30)[1]
+                seen["x_end"], seen["y_end"] = tracing(x), tracing(y)
+        finally:
+            for p in (a, b):
+                if p and p.poll() is None:
+                    p.kill()
+                    p.wait()
+    assert b.returncode == 0, seen["b_err"]
+    assert seen["x_alive"] == "acks" and seen["y_alive"] == "decisions+acks", seen
+    # off: B's sweep cleared the bits; "off (reader gone)": not yet swept, no claim
+    assert seen["x_after"] in ("off", "off (reader gone)"), \
+        f"X still traces 2 s after its reader died beside a live one: {seen}"
+    assert seen["y_after"] == "decisions+acks", f"the live reader's instance went off: {seen}"
+    recs = parse_csv(out.read_text())
+    late = seen["killed_at"] + 2.0
+    x_late = [r for r in recs if r["ca"] == "bpf_vegas_a" and r["time_s"] >= late]
+    y_late = [r for r in recs if r["ca"] == "bpf_vegas" and r["time_s"] >= late]
+    assert not x_late, f"B printed {len(x_late)} records of the dead reader's X after 2 s"
+    assert len(y_late) > 50, f"B saw {len(y_late)} records of Y after A died: the trace broke"
+    assert seen["y_before_stop"] == "decisions+acks"
+    assert seen["x_end"] == "off" and seen["y_end"] == "off", seen
+    left = list(Path("/run/vegaskit-trace").glob("*"))
+    assert not left, f"reader files left behind: {left}"

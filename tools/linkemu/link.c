@@ -139,18 +139,25 @@ static void start_next(struct dir *d, uint64_t free_ns)
 
 /*
  * The packet at serv is fully serialized: it goes on the wire, or is lost
- * there. The delay in force now is the one it travels with, and its release
- * is clamped to the previous release, so a shorter new delay bunches packets
- * up behind the old ones instead of overtaking them.
+ * there (a retransmission is spared when spare_retx is on). The delay in
+ * force now is the one it travels with, and its release is clamped to the
+ * previous release, so a shorter new delay bunches packets up behind the old
+ * ones instead of overtaking them.
  */
 static void finish_tx(struct dir *d)
 {
 	struct pkt *p = slot(&d->r, d->r.serv);
 	uint64_t done = d->tx_done_ns;
+	bool lose = d->p.loss > 0 && rng_unit(d->rng) < d->p.loss;
 
 	d->busy = false;
 	d->r.serv++;
-	if (d->p.loss > 0 && rng_unit(d->rng) < d->p.loss) {
+	/* A spared retransmission has drawn too: the draws per packet do not change. */
+	if (lose && d->p.spare_retx && p->retx) {
+		d->st.spared++;
+		lose = false;
+	}
+	if (lose) {
 		p->lost = true;
 		p->t_ns = d->last_release_ns;	/* keeps the ring's times monotonic */
 		d->st.lost++;
@@ -212,6 +219,66 @@ uint64_t dir_next_tx_done(const struct dir *d)
 	return d->busy ? d->tx_done_ns : TIME_NEVER;
 }
 
+static inline uint32_t get32(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/*
+ * Is this packet a TCP retransmission? A TCP segment with payload whose
+ * sequence range ends at or before the highest end seen so far for its flow
+ * in this direction (modulo 2^32); otherwise its end becomes the highest.
+ * The TUN carries bare IP (IFF_NO_PI). Anything but a whole, unfragmented
+ * IPv4 TCP segment with payload is not a retransmission, and is not recorded.
+ */
+static bool retx_seen(struct dir *d, const uint8_t *b, size_t n)
+{
+	uint32_t saddr, daddr, seq, end, h, i;
+	uint16_t sport, dport;
+	size_t ihl, tot, doff;
+	struct flow_seq *f, *free_slot = NULL;
+
+	if (n < 20 || b[0] >> 4 != 4 || b[9] != 6)
+		return false;
+	ihl = (size_t)(b[0] & 15) * 4;
+	tot = (size_t)b[2] << 8 | b[3];
+	/* fragments: MF set or a nonzero offset */
+	if (ihl < 20 || tot < ihl + 20 || tot > n || ((b[6] & 0x3f) | b[7]))
+		return false;
+	doff = (size_t)(b[ihl + 12] >> 4) * 4;
+	if (doff < 20 || tot <= ihl + doff)		/* no payload, or a bad offset */
+		return false;
+	memcpy(&saddr, b + 12, 4);
+	memcpy(&daddr, b + 16, 4);
+	memcpy(&sport, b + ihl, 2);
+	memcpy(&dport, b + ihl + 2, 2);
+	seq = get32(b + ihl + 4);
+	end = seq + (uint32_t)(tot - ihl - doff);
+
+	h = saddr * 0x9e3779b1U ^ daddr * 0x85ebca6bU ^
+	    ((uint32_t)sport << 16 | dport) * 0xc2b2ae35U;
+	h ^= h >> 15;
+	for (i = 0; i < RETX_PROBE; i++) {
+		f = &d->flows[(h + i) & (RETX_SLOTS - 1)];
+		if (!f->used) {
+			if (!free_slot)
+				free_slot = f;
+			continue;
+		}
+		if (f->saddr == saddr && f->daddr == daddr && f->sport == sport &&
+		    f->dport == dport) {
+			if ((int32_t)(end - f->end) <= 0)
+				return true;
+			f->end = end;
+			return false;
+		}
+	}
+	f = free_slot ? free_slot : &d->flows[h & (RETX_SLOTS - 1)];
+	*f = (struct flow_seq){ .saddr = saddr, .daddr = daddr, .sport = sport,
+				.dport = dport, .end = end, .used = true };
+	return false;
+}
+
 /* Read up to budget packets that arrived from the input TUN by now. */
 void dir_read(struct dir *d, uint64_t now, unsigned int budget)
 {
@@ -222,6 +289,7 @@ void dir_read(struct dir *d, uint64_t now, unsigned int budget)
 
 	while (budget--) {
 		struct pkt *p = NULL;
+		bool retx;
 		ssize_t n;
 
 		/* Settle the queue first: the drop-tail test needs its length now. */
@@ -240,6 +308,9 @@ void dir_read(struct dir *d, uint64_t now, unsigned int budget)
 			return;
 		d->st.pkts_in++;
 		d->st.bytes_in += n;
+		/* Before drop-tail: a dropped segment was seen, its resend is a retransmission. */
+		retx = retx_seen(d, p ? p->data : scratch, (size_t)n);
+		d->st.retx += retx;
 		if (!p) {
 			d->st.overflow++;
 			continue;
@@ -253,6 +324,7 @@ void dir_read(struct dir *d, uint64_t now, unsigned int budget)
 		p->t_ns = now;
 		p->len = n;
 		p->lost = false;
+		p->retx = retx;
 		r->tail++;
 		d->waiting++;
 		if (d->waiting > d->st.qlen_max)
@@ -278,6 +350,8 @@ void dir_apply(struct dir *d, const struct param_update *u)
 		d->p.limit_pkts = u->p.limit_pkts;
 	if (u->set & P_LOSS)
 		d->p.loss = u->p.loss;
+	if (u->set & P_SPARE)
+		d->p.spare_retx = u->p.spare_retx;
 }
 
 int dir_json(const struct dir *d, char *buf, size_t len)
@@ -286,13 +360,14 @@ int dir_json(const struct dir *d, char *buf, size_t len)
 
 	return snprintf(buf, len,
 		"{\"rate_bps\":%" PRIu64 ",\"delay_us\":%" PRIu64 ",\"limit_pkts\":%u,"
-		"\"loss\":%.15g,\"pkts_in\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ","
+		"\"loss\":%.15g,\"spare_retx\":%d,\"pkts_in\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ","
 		"\"pkts_out\":%" PRIu64 ",\"bytes_out\":%" PRIu64 ",\"dropped\":%" PRIu64 ","
-		"\"lost\":%" PRIu64 ",\"overflow\":%" PRIu64 ",\"errors\":%" PRIu64 ","
+		"\"lost\":%" PRIu64 ",\"retx\":%" PRIu64 ",\"spared\":%" PRIu64 ","
+		"\"overflow\":%" PRIu64 ",\"errors\":%" PRIu64 ","
 		"\"qlen\":%u,\"qlen_max\":%u,\"in_service\":%d,\"inflight\":%u}",
-		d->p.rate_bps, d->p.delay_us, d->p.limit_pkts, d->p.loss,
+		d->p.rate_bps, d->p.delay_us, d->p.limit_pkts, d->p.loss, d->p.spare_retx,
 		s->pkts_in, s->bytes_in, s->pkts_out, s->bytes_out, s->dropped,
-		s->lost, s->overflow, s->errors, d->waiting, s->qlen_max, d->busy,
+		s->lost, s->retx, s->spared, s->overflow, s->errors, d->waiting, s->qlen_max, d->busy,
 		d->inflight);
 }
 
@@ -379,9 +454,15 @@ const char *params_parse(const char *spec, struct param_update *u)
 			if (errno || end == val || *end || !(u->p.loss >= 0 && u->p.loss <= 1))
 				err = "not a probability in [0, 1]";
 			u->set |= P_LOSS;
+		} else if (!strcmp(tok, "spare_retx")) {
+			if (!strcmp(val, "0") || !strcmp(val, "1"))
+				u->p.spare_retx = val[0] == '1';
+			else
+				err = "expected 0 or 1";
+			u->set |= P_SPARE;
 		} else {
-			snprintf(msg, sizeof(msg),
-				 "unknown key '%s' (rate_bps, delay_us, limit_pkts, loss)", tok);
+			snprintf(msg, sizeof(msg), "unknown key '%s' (rate_bps, delay_us, "
+				 "limit_pkts, loss, spare_retx)", tok);
 			return msg;
 		}
 		if (err) {

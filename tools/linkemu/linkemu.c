@@ -67,9 +67,13 @@ static const char usage[] =
 "  limit_pkts  drop-tail limit, packets waiting for the serializer, 0 = unlimited\n"
 "              (default 1000)\n"
 "  loss        random loss probability on the wire, 0..1 (default 0)\n"
+"  spare_retx  1: the random loss spares TCP retransmissions (IPv4 TCP payload\n"
+"              ending at or before the highest end sequence seen for its flow in\n"
+"              this direction); drop-tail still drops them. 0 or 1 (default 0)\n"
 "Prints \"ready t0_us=T\" when both devices are up, and the counters as one JSON\n"
-"line on exit (SIGTERM, SIGINT, SIGHUP). Bad arguments: exit 2; failure to set\n"
-"up (namespace, device): exit 1.\n";
+"line on exit (SIGTERM, SIGINT, SIGHUP); per direction, \"retx\" counts the\n"
+"retransmissions read and \"spared\" those the loss drew but spared. Bad\n"
+"arguments: exit 2; failure to set up (namespace, device): exit 1.\n";
 
 struct change {
 	uint64_t at_ns;		/* after t0 */

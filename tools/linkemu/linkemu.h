@@ -5,7 +5,10 @@
  * link is ns-2's: a drop-tail queue counted in packets, a serializer at the
  * link rate, then a propagation delay line; random (Bernoulli) loss hits a
  * packet "on the wire", after it has used its queue slot and its transmission
- * time.
+ * time. With spare_retx on, that random loss spares TCP retransmissions
+ * (a segment whose payload ends at or before the highest end sequence the
+ * link has seen for its flow and direction): a model-validation aid,
+ * docs/DESIGN.md §6.2. Drop-tail drops spare nothing.
  *
  * Times are CLOCK_MONOTONIC (the clock of bpf_ktime_get_ns(), so queue logs
  * line up with BPF traces). Internally they are nanoseconds, so that a
@@ -37,6 +40,7 @@ enum {
 	P_DELAY	= 1 << 1,
 	P_LIMIT	= 1 << 2,
 	P_LOSS	= 1 << 3,
+	P_SPARE	= 1 << 4,
 };
 
 struct link_params {
@@ -44,6 +48,7 @@ struct link_params {
 	uint64_t delay_us;	/* one-way propagation delay */
 	uint32_t limit_pkts;	/* packets that may wait for the serializer; 0: unlimited */
 	double loss;		/* Bernoulli loss probability per packet */
+	bool spare_retx;	/* random loss never hits a TCP retransmission */
 };
 
 /* A partial update: only the fields named in `set` change. */
@@ -60,6 +65,7 @@ struct pkt {
 	uint64_t t_ns;
 	uint32_t len;
 	bool lost;
+	bool retx;		/* a TCP retransmission (see retx_seen) */
 	uint8_t data[];
 };
 
@@ -81,9 +87,27 @@ struct link_stats {
 	uint64_t pkts_out, bytes_out;	/* written to the output TUN */
 	uint64_t dropped;		/* drop-tail: queue full on arrival */
 	uint64_t lost;			/* random loss */
+	uint64_t retx;			/* TCP retransmissions read (before drop-tail) */
+	uint64_t spared;		/* retransmissions random loss drew but spared */
 	uint64_t overflow;		/* no memory for another packet */
 	uint64_t errors;		/* failed reads/writes of a TUN */
 	uint32_t qlen_max;
+};
+
+/*
+ * The highest end sequence seen per TCP flow (IPv4 4-tuple) of a direction,
+ * in a small fixed table: linear probing over RETX_PROBE slots, and a flow
+ * finding them all taken evicts its home slot (its next segment then counts
+ * as new data). Hundreds of flows fit; the testbed has a handful.
+ */
+#define RETX_SLOTS	1024U		/* power of two */
+#define RETX_PROBE	8U
+
+struct flow_seq {
+	uint32_t saddr, daddr;		/* network order, as on the wire */
+	uint16_t sport, dport;
+	uint32_t end;			/* highest seq + payload length seen */
+	bool used;
 };
 
 struct dir {
@@ -98,6 +122,7 @@ struct dir {
 	uint64_t last_release_ns;	/* releases never go backwards: no reordering */
 	uint64_t rng[4];
 	struct link_stats st;
+	struct flow_seq flows[RETX_SLOTS];
 	FILE *qlog;
 };
 

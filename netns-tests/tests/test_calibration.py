@@ -262,6 +262,144 @@ def test_random_loss_within_binomial_bounds(p, count):
         f"{lost} lost, expected {mean:.0f} +- {4 * sd:.0f} (seed {seed})"
 
 
+# ---------------------------------------------------------------- loss sparing retransmissions
+
+# A capture on one TUN, to SIGTERM: every IPv4 TCP packet from `src`, in order,
+# as [ip_id, seq, payload_len, flags], and the socket's drop count (the
+# kernel's, PACKET_STATISTICS: a capture that missed packets proves nothing).
+SNIFF = r'''
+import json, signal, socket, struct, sys
+dev, src = sys.argv[1], socket.inet_aton(sys.argv[2])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(3))   # ETH_P_ALL: outgoing too
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+s.bind((dev, 3))
+def stop(*_):
+    raise KeyboardInterrupt
+signal.signal(signal.SIGTERM, stop)
+print("ready", flush=True)
+pkts = []
+try:
+    while True:
+        b = s.recv(65535)
+        if len(b) < 40 or b[0] >> 4 != 4 or b[9] != 6 or b[12:16] != src:
+            continue
+        ihl, tot = (b[0] & 15) * 4, struct.unpack("!H", b[2:4])[0]
+        doff = (b[ihl + 12] >> 4) * 4
+        pkts.append([struct.unpack("!H", b[4:6])[0], struct.unpack("!I", b[ihl + 4:ihl + 8])[0],
+                     tot - ihl - doff, b[ihl + 13]])
+except KeyboardInterrupt:
+    pass
+packets, drops = struct.unpack("II", s.getsockopt(263, 6, 8))   # SOL_PACKET, PACKET_STATISTICS
+print(json.dumps({"pkts": pkts, "drops": drops}), flush=True)
+'''
+
+# The receiver reads to EOF and answers with the byte count; the sender sends
+# `n` bytes, half-closes and waits for that answer.
+TCP_SINK = r'''
+import socket, sys
+ls = socket.create_server(("0.0.0.0", int(sys.argv[1])))
+print("ready", flush=True)
+c, _ = ls.accept()
+n = 0
+while (b := c.recv(65536)):
+    n += len(b)
+c.sendall(str(n).encode())
+c.close()
+print(n, flush=True)
+'''
+TCP_SEND = r'''
+import socket, sys
+addr, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.create_connection((addr, port), timeout=120)
+s.sendall(b"x" * n)
+s.shutdown(socket.SHUT_WR)
+print(s.recv(64).decode(), flush=True)
+'''
+
+
+def sniffer(lab: Lab, ns: netns.Netns, dev: str, src: str) -> subprocess.Popen:
+    p = lab.spawn(ns, [sys.executable, "-c", SNIFF, dev, src])
+    assert p.stdout.readline().strip() == b"ready", p.stderr.read().decode()
+    return p
+
+
+def sniffed(p: subprocess.Popen) -> dict:
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=10)
+    assert p.returncode == 0, err.decode()
+    return json.loads(out.decode().strip().splitlines()[-1])
+
+
+def retransmissions(pkts: list[list[int]]) -> list[bool]:
+    """linkemu's definition, replayed on the packets it read (one flow a direction
+    here): payload that ends at or before the highest end seen, modulo 2^32."""
+    high, out = None, []
+    for _, seq, plen, _ in pkts:
+        end = (seq + plen) & 0xFFFFFFFF
+        diff = (end - high) & 0xFFFFFFFF if high is not None else 1
+        retx = plen > 0 and (diff == 0 or diff >= 1 << 31)       # (int32_t)(end - high) <= 0
+        if plen > 0 and not retx:
+            high = end
+        out.append(retx)
+    return out
+
+
+@pytest.mark.parametrize("spare", [1, 0], ids=["spare_retx=1", "spare_retx=0"])
+def test_spare_retx_keeps_retransmissions_from_random_loss(spare):
+    """loss=0.3 on the data direction: with spare_retx=1 no retransmission is lost.
+
+    A capture on each side of the link (the sender's TUN: what linkemu reads;
+    the receiver's: what it wrote) says which packets crossed, each known by
+    its IP ID, sequence, length and flags; linkemu's definition of a
+    retransmission, replayed on the sender's capture, must agree with its own
+    `retx` count. With spare_retx=1 every retransmission arrives, and the
+    draws that would have hit them are `spared`; with spare_retx=0 some
+    retransmissions are lost, so the test sees the feature, not a no-op. The
+    queue is unlimited: random loss is the only loss.
+    """
+    seed = random.SystemRandom().randrange(1 << 32)
+    nbytes, port = 150_000, 9100
+    ab = LinkParams(rate_bps=10_000_000, delay_us=5000, limit_pkts=0, loss=0.3, spare_retx=spare)
+    with Lab() as lab:
+        path = two_hosts(lab, ab, LinkParams(rate_bps=10_000_000, delay_us=5000), seed=seed)
+        tx_cap = sniffer(lab, path.a, path.dev_a, path.addr_a)
+        rx_cap = sniffer(lab, path.b, path.dev_b, path.addr_a)
+        sink = lab.spawn(path.b, [sys.executable, "-c", TCP_SINK, str(port)])
+        assert sink.stdout.readline().strip() == b"ready", sink.stderr.read().decode()
+        got = path.a.run([sys.executable, "-c", TCP_SEND, path.addr_b, str(port), str(nbytes)],
+                         timeout=150)
+        # Under 30% loss the closing handshake outlasts the transfer (a lost
+        # last ACK, a FIN resent): wait until no connection is left but
+        # TIME-WAIT, then for the delay line, so both captures see it all.
+        deadline = time.monotonic() + 60
+        while any(line.split()[0] not in ("TIME-WAIT", "LISTEN")
+                  for ns in (path.a, path.b) for line in ns.run(["ss", "-Htan"]).splitlines()):
+            assert time.monotonic() < deadline, "connections still closing after 60 s"
+            time.sleep(0.1)
+        time.sleep(0.1)
+        sent, recv = sniffed(tx_cap), sniffed(rx_cap)      # before the TUNs go
+        stats = path.link.stop()
+    ab = stats["ab"]
+    assert int(got) == nbytes, f"the receiver got {got} of {nbytes} bytes"
+    assert sent["drops"] == recv["drops"] == 0, "a capture missed packets"
+    assert len(sent["pkts"]) == ab["pkts_in"] and len(recv["pkts"]) == ab["pkts_out"]
+    arrived = {tuple(x) for x in recv["pkts"]}
+    assert len(arrived) == len(recv["pkts"]), "two packets share IP ID, seq, length and flags"
+    retx = retransmissions(sent["pkts"])
+    lost = [tuple(x) for x in sent["pkts"] if tuple(x) not in arrived]
+    lost_retx = [tuple(x) for x, r in zip(sent["pkts"], retx) if r and tuple(x) not in arrived]
+    print(f"spare_retx={spare}: {ab['pkts_in']} packets, {ab['retx']} retransmissions, "
+          f"lost {ab['lost']} ({len(lost_retx)} retransmissions), spared {ab['spared']}, "
+          f"seed {seed}")
+    assert ab["dropped"] == 0 and ab["spare_retx"] == spare
+    assert ab["retx"] == sum(retx), "linkemu and the capture disagree on retransmissions"
+    assert ab["lost"] == len(lost) > 0, f"seed {seed}"
+    if spare:
+        assert ab["spared"] > 0 and not lost_retx, f"retransmissions lost: {lost_retx} (seed {seed})"
+    else:
+        assert ab["spared"] == 0 and lost_retx, f"no retransmission lost (seed {seed})"
+
+
 # ---------------------------------------------------------------- queue
 
 def test_drop_tail_queue_log(tmp_path):
@@ -367,7 +505,8 @@ def test_sigint_exits_cleanly_with_counters():
 def test_bad_arguments_exit_2_with_one_line():
     for argv in (["-a", "x:y"], ["-a", "x:y", "-b", "z:w", "--ab", "rate_bps=fast"],
                  ["-a", "x:y", "-b", "z:w", "--at", "1:up:delay_us=5"],
-                 ["-a", "x:y", "-b", "z:w", "--ab", "loss=1.5"], ["--nope"]):
+                 ["-a", "x:y", "-b", "z:w", "--ab", "loss=1.5"],
+                 ["-a", "x:y", "-b", "z:w", "--ab", "spare_retx=2"], ["--nope"]):
         reliability.case()
         r = subprocess.run([str(LINKEMU), *argv], capture_output=True, text=True, timeout=5)
         assert r.returncode == 2, (argv, r.stderr)

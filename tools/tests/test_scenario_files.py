@@ -51,6 +51,8 @@ BAD = [
     (with_('buffer = 50', 'buffer = 0'), "buffer must be a whole number"),
     (with_('buffer = 50', 'buffer = 50, loss = 1.0'), "loss must be below 1"),
     (with_('buffer = 50', 'buffer = 50, jitter = 3'), "unknown key jitter"),
+    (with_('buffer = 50', 'buffer = 50, spare_retx = 2'), "spare_retx must be true, false, 0 or 1"),
+    (with_('buffer = 50', 'buffer = 50, spare_retx = "yes"'), "spare_retx must be true, false, 0 or 1"),
     (with_('bottleneck = ', 'access = { rate = "1M" }\nbottlenek = '), "unknown key bottlenek"),
     (with_('[runs]', '[[schedule]]\nat = 1\nlink = "s9"\nrate = "1M"\n[runs]'), "sN or dN"),
     (with_('[runs]', '[[schedule]]\nat = 99\nlink = "s1"\n[runs]'), "at must be a number"),
@@ -100,6 +102,15 @@ def test_a_bad_value_filled_in_by_a_run_is_caught_when_the_run_is_made():
     s = Scenario.parse(with_('cc = "{cc}"', 'cc = "{cc} {bogus}"'))
     with pytest.raises(ScenarioError, match="t/vegas: no value for 'bogus'"):
         s.run("vegas", "ci")
+
+
+def test_spare_retx_reaches_linkemu_and_a_placeholder_fills_it():
+    s = Scenario.parse(with_('buffer = 50', 'buffer = 50, spare_retx = true'))
+    assert s.run("vegas", "ci").bottleneck.params().spec().endswith(",spare_retx=1")
+    assert Scenario.parse(GOOD).run("vegas", "ci").bottleneck.params().spec().endswith(",spare_retx=0")
+    s = Scenario.parse(with_('buffer = 50', 'buffer = 50, spare_retx = "{spare}"')
+                       .replace('cc = "bpf_vegas"', 'cc = "bpf_vegas", spare = 0'))
+    assert s.run("vegas", "ci").bottleneck.spare_retx is False
 
 
 @pytest.mark.reliability("bad_input")

@@ -3,7 +3,8 @@
 One linkemu process is one link, both directions, between a TUN device in one
 namespace and a TUN device in another (tools/linkemu/, `linkemu --help`).
 Per direction: drop-tail queue (packets) -> serializer at `rate_bps` -> delay
-line of `delay_us`; random loss hits packets on the wire. `rate_bps` counts IP
+line of `delay_us`; random loss hits packets on the wire, and with
+`spare_retx` never a TCP retransmission (docs/DESIGN.md §6.2). `rate_bps` counts IP
 packet bytes (what a TUN carries: IP header included, no link-layer framing),
 so a TCP flow with MSS 1448 (timestamps on, MTU 1500) has goodput
 rate * 1448 / 1500.
@@ -30,7 +31,7 @@ from vegaskit import paths
 from .netns import Lab, Netns, sh
 
 LINKEMU = paths.LINKEMU
-PARAM_KEYS = ("rate_bps", "delay_us", "limit_pkts", "loss")
+PARAM_KEYS = ("rate_bps", "delay_us", "limit_pkts", "loss", "spare_retx")
 DIRS = ("ab", "ba", "both")
 
 
@@ -41,6 +42,7 @@ class LinkParams:
     delay_us: int = 0           # one-way propagation delay
     limit_pkts: int = 1000      # drop-tail: packets waiting for the serializer; 0 = unlimited
     loss: float = 0.0           # probability that a packet is lost on the wire
+    spare_retx: bool = False    # the random loss never hits a TCP retransmission
 
     def spec(self) -> str:
         return param_spec(**asdict(self))
@@ -51,6 +53,8 @@ def param_spec(**params) -> str:
     bad = set(params) - set(PARAM_KEYS)
     if bad or not params:
         raise ValueError(f"link parameters: {sorted(bad) or 'none given'}; known: {PARAM_KEYS}")
+    if "spare_retx" in params and params["spare_retx"] not in (0, 1):    # True, False too
+        raise ValueError(f"link parameters: spare_retx={params['spare_retx']!r}: 0 or 1")
     return ",".join(f"{k}={float(params[k])!r}" if k == "loss" else f"{k}={int(params[k])}"
                     for k in PARAM_KEYS if k in params)
 

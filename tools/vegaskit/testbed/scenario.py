@@ -3,7 +3,8 @@
     name = "rerouting"                      # results/<name>/
     title = "..."; source = "seed 000, section VI.A, Table 1"
     duration = 200                          # seconds (full profile)
-    [links]                                 # rate: bits/s (k/M/G), rtt_ms, buffer (pkts), loss
+    [links]                                 # rate: bits/s (k/M/G), rtt_ms, buffer (pkts), loss,
+                                            # spare_retx (true: loss spares retransmissions)
     bottleneck = { rate = "1M", rtt_ms = 10, buffer = 50 }
     access = { rate = "1M", rtt_ms = 20 }   # default Si-R1; a flow may override it
     egress = { rate = "1M", rtt_ms = 10 }   # default R2-Di
@@ -58,10 +59,12 @@ class LinkSpec:
     rtt_us: int
     buffer_pkts: int = DEFAULT_BUFFER
     loss: float = 0.0
+    spare_retx: bool = False    # the loss spares TCP retransmissions (docs/DESIGN.md §6.2)
 
     def params(self) -> LinkParams:
         return LinkParams(rate_bps=self.rate_bps, delay_us=self.rtt_us // 2,
-                          limit_pkts=self.buffer_pkts, loss=self.loss)
+                          limit_pkts=self.buffer_pkts, loss=self.loss,
+                          spare_retx=self.spare_retx)
 
 
 def parse_rate(v) -> int:
@@ -88,7 +91,7 @@ def default_label(i: int, cc: str, nbytes: int | None) -> str:
 TOP_KEYS = {"name", "title", "source", "duration", "trace", "links", "flows", "schedule",
             "runs", "controllers", "profiles", "paper", "report"}
 REQUIRED = ("name", "duration", "links", "flows", "runs", "profiles")
-LINK_KEYS = {"rate", "rtt_ms", "buffer", "loss"}
+LINK_KEYS = {"rate", "rtt_ms", "buffer", "loss", "spare_retx"}
 FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egress", "acks"}
 ACKS = ("delayed", "every")
 PROFILE_KEYS = {"time_scale", "runs", "duration", "reps", "start_jitter_s"}
@@ -165,7 +168,14 @@ def _keys(d: dict, allowed: set, what: str) -> None:
 
 
 def link_value(key: str, v, what: str):
-    """One link value, checked: rate in bits/s, rtt_ms, buffer (packets) or loss."""
+    """One link value, checked: rate in bits/s, rtt_ms, buffer (packets), loss or spare_retx."""
+    if key == "spare_retx":
+        # true/false or 0/1; a placeholder fills in a string ("True", "0", ...)
+        spare = {"true": True, "1": True, "false": False, "0": False}.get(
+            str(v).lower() if isinstance(v, (bool, int, str)) else None)
+        if spare is None or isinstance(v, float):
+            raise ScenarioError(f"{what}.spare_retx must be true, false, 0 or 1, not {v!r}")
+        return spare
     if key == "rate":
         bps = parse_rate(v)
         if not 0 < bps <= 1e12:
@@ -328,7 +338,8 @@ def link_spec(d: dict, base: LinkSpec | None = None, what: str = "link") -> Link
     b = base or LinkSpec(0, 0)
     return LinkSpec(rate_bps=v.get("rate", b.rate_bps),
                     rtt_us=int(v["rtt_ms"] * 1000) if "rtt_ms" in v else b.rtt_us,
-                    buffer_pkts=v.get("buffer", b.buffer_pkts), loss=v.get("loss", b.loss))
+                    buffer_pkts=v.get("buffer", b.buffer_pkts), loss=v.get("loss", b.loss),
+                    spare_retx=v.get("spare_retx", b.spare_retx))
 
 
 @dataclass
@@ -349,7 +360,7 @@ class ScheduledChange:
     """A link change at a time of the run (linkemu applies it: linkemu.Change)."""
     at: float
     link: str
-    params: dict                # rate_bps / delay_us / limit_pkts / loss, both directions
+    params: dict                # rate_bps / delay_us / limit_pkts / loss / spare_retx, both ways
 
 
 @dataclass
@@ -499,6 +510,8 @@ class Scenario:
                 params["limit_pkts"] = spec.buffer_pkts
             if "loss" in c:
                 params["loss"] = spec.loss
+            if "spare_retx" in c:
+                params["spare_retx"] = spec.spare_retx
             schedule.append(ScheduledChange(at, link, params))
         controllers = {k: fill(v) for k, v in self.doc.get("controllers", {}).items()}
         trace = self.doc.get("trace", "decisions")

@@ -83,7 +83,7 @@ demo: deps all
 
 # The papers' experiments: every scenario (or SCENARIOS=a.toml b.toml), full profile.
 PROFILE   ?= full
-SCENARIOS ?= $(filter-out demo.toml model_validation.toml model_validation_cross.toml model_validation_reno.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
+SCENARIOS ?= $(filter-out demo.toml model_validation%.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
 # JOBS=N runs N at once (no traces then; docs/DESIGN.md §7.1); REPS=N overrides the profile's;
 # RUNS="a b" reruns only those runs, merged into the reports beside the others.
 JOBS      ?= 1

@@ -32,9 +32,9 @@ from vegaskit.analysis.model_inputs import MSS, measure
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 
-VEGAS = [paths.SCENARIOS / "model_validation.toml",
-         paths.SCENARIOS / "model_validation_cross.toml"]
-RENO = paths.SCENARIOS / "model_validation_reno.toml"
+FAMILIES = {"linux": ["model_validation", "model_validation_cross"],
+            "fast": ["model_validation_fast"], "spare": ["model_validation_spare"]}
+RENO = "model_validation_reno"
 WMAX = 6 * 1024 * 1024 / MSS
 RTO_MIN = 0.2
 ALPHA = BETA = 6.0                  # the samios preset of the Vegas scenarios
@@ -102,53 +102,48 @@ def _mean_abs(rows: list[dict], key: str = "error") -> str:
     return f"{statistics.mean(abs(r[key]) for r in rows):.1%}" if rows else "none"
 
 
-def report(vegas: list[dict], reno: list[dict], profile: str) -> str:
-    inside = [r for r in vegas if r["in_domain"]]
-    outside = [r for r in vegas if not r["in_domain"]]
-    L = ["# The Samios-Vernon model against Linux bpf_vegas flows, and where its error comes from",
-         "",
-         f"Source: seed 001, section 4. Profile `{profile}`. Produced by "
-         f"`sudo make model-validation PROFILE={profile}`; do not edit by hand. Scenarios: "
-         "`model_validation.toml` (emulator random loss), `model_validation_cross.toml` (loss "
-         "from a competing Reno flow) and `model_validation_reno.toml` (the control). The Vegas "
-         "controller is `vegas --preset samios loss_cut=4` (alpha = beta = 6, the 25% cut the "
-         "model assumes). p, R and throughput cover the same interval, the second half of the "
-         "flow; throughput is packets sent per second, the model's quantity. Each point is "
-         "repeated; a cell gives the median and [min, max] over its repetitions.", "",
-         "## 1. The model against Linux", "",
-         "| point | reps | p (episodes/pkt) | R (ms) | baseRTT (ms) | sent (pkt/s) | model (pkt/s) "
+def _worst(rows: list[dict], key: str = "error") -> str:
+    return f"{max(abs(r[key]) for r in rows):.1%}" if rows else "none"
+
+
+def _point_table(rows: list[dict]) -> list[str]:
+    L = ["| point | reps | p (episodes/pkt) | R (ms) | baseRTT (ms) | sent (pkt/s) | model (pkt/s) "
          "| branch | error |", "|---|---|---|---|---|---|---|---|---|"]
-    for pt, rs in _by_point(vegas).items():
+    for pt, rs in _by_point(rows).items():
         L.append(f"| {pt} | {len(rs)} | {_med(rs, 'p'):.5f} | {_med(rs, 'R_s') * 1e3:.1f} | "
                  f"{_med(rs, 'base_rtt_s') * 1e3:.1f} | {_med(rs, 'sent_pps'):.1f} | "
                  f"{_med(rs, 'model_pps'):.1f} | {_branch(rs)} | {_spread(rs, 'error')} |")
-    L += ["", "| runs | count | average absolute error | worst | the paper (ns-2) |",
-          "|---|---|---|---|---|",
-          f"| inside the model's domain ((12) and (26) hold) | {len(inside)} | {_mean_abs(inside)} "
-          f"| {max((abs(r['error']) for r in inside), default=0):.1%} | 6.8 %, worst near 15-25 % |",
-          f"| outside it | {len(outside)} | {_mean_abs(outside)} | "
-          f"{max((abs(r['error']) for r in outside), default=0):.1%} | |",
-          f"| all | {len(vegas)} | {_mean_abs(vegas)} | "
-          f"{max((abs(r['error']) for r in vegas), default=0):.1%} | |", "",
-          "## 2. The model against its own process", "",
-          "A per-round simulation of section 3's assumptions (analysis/model_sim.py), fed each "
-          "run's measured p, R, baseRTT and T0. `closed form` is the model against that process, "
-          "`process` the process against Linux; (1 + error) = (1 + closed form) x (1 + process).",
-          "", "| point | error | closed form vs its process | process vs Linux | "
-          "time in time-outs: process |", "|---|---|---|---|---|"]
-    for pt, rs in _by_point(vegas).items():
+    return L
+
+
+def _domain_table(families: dict[str, list[dict]]) -> list[str]:
+    L = ["| runs | count | average absolute error | worst | the paper (ns-2) |",
+         "|---|---|---|---|---|"]
+    for fam, rows in families.items():
+        inside = [r for r in rows if r["in_domain"]]
+        outside = [r for r in rows if not r["in_domain"]]
+        L += [f"| {fam}: inside the model's domain ((12) and (26) hold) | {len(inside)} | "
+              f"{_mean_abs(inside)} | {_worst(inside)} | 6.8 %, worst near 15-25 % |",
+              f"| {fam}: outside it | {len(outside)} | {_mean_abs(outside)} | {_worst(outside)} | |",
+              f"| {fam}: all | {len(rows)} | {_mean_abs(rows)} | {_worst(rows)} | |"]
+    return L
+
+
+def _process_table(rows: list[dict]) -> list[str]:
+    L = ["| point | error | closed form vs its process | process vs Linux | "
+         "time in time-outs: process |", "|---|---|---|---|---|"]
+    for pt, rs in _by_point(rows).items():
         L.append(f"| {pt} | {_spread(rs, 'error')} | {_spread(rs, 'error_closed_form')} | "
                  f"{_spread(rs, 'error_process')} | {_med(rs, 'sim_timeout_time'):.1%} |")
-    L += ["", f"Average absolute: closed form vs its process {_mean_abs(vegas, 'error_closed_form')}, "
-          f"process vs Linux {_mean_abs(vegas, 'error_process')}.", "",
-          "## 3. Attribution", "",
-          "What Linux does that the model's process does not: time in gaps of more than 2R "
-          "between the controller's decisions (Recovery and Loss, from trace.csv), the mean "
-          "window at its decisions against W0 of (5), and the bottleneck's capacity "
-          "(1514-byte frames), which the model does not know.", "",
-          "| point | error | process vs Linux | Linux's time outside decisions | window held | W0 (5) "
-          "| model / capacity |", "|---|---|---|---|---|---|---|"]
-    for pt, rs in _by_point(vegas).items():
+    return L + ["", f"Average absolute: closed form vs its process "
+                f"{_mean_abs(rows, 'error_closed_form')}, process vs Linux "
+                f"{_mean_abs(rows, 'error_process')}."]
+
+
+def _attribution_table(rows: list[dict]) -> list[str]:
+    L = ["| point | error | process vs Linux | Linux's time outside decisions | window held | "
+         "W0 (5) | model / capacity |", "|---|---|---|---|---|---|---|"]
+    for pt, rs in _by_point(rows).items():
         stalled = [r["stalled"] for r in rs if r["stalled"] is not None]
         cwnd = [r["cwnd_mean"] for r in rs if r["cwnd_mean"] is not None]
         cells = [pt, _spread(rs, "error"), _spread(rs, "error_process"),
@@ -156,21 +151,56 @@ def report(vegas: list[dict], reno: list[dict], profile: str) -> str:
                  f"{statistics.median(cwnd):.1f}" if cwnd else "n/a", f"{_med(rs, 'w0'):.1f}",
                  f"{_med(rs, 'model_pps') / rs[0]['capacity_pps']:.2f}"]
         L.append("| " + " | ".join(cells) + " |")
-    L += ["", "## 4. The control: Linux reno against PFTK", "",
-          "Padhye et al., SIGCOMM 1998, equation (33), b = 1 (Linux counts acknowledged "
-          "segments), T0 and Wmax as for Vegas, through the same pipeline.", "",
-          "| point | reps | p | R (ms) | sent (pkt/s) | PFTK (pkt/s) | error |",
-          "|---|---|---|---|---|---|---|"]
-    for pt, rs in _by_point(reno).items():
+    return L
+
+
+def _reno_table(rows: list[dict]) -> list[str]:
+    L = ["| point | reps | p | R (ms) | sent (pkt/s) | PFTK (pkt/s) | error |",
+         "|---|---|---|---|---|---|---|"]
+    for pt, rs in _by_point(rows).items():
         L.append(f"| {pt} | {len(rs)} | {_med(rs, 'p'):.5f} | {_med(rs, 'R_s') * 1e3:.1f} | "
                  f"{_med(rs, 'sent_pps'):.1f} | {_med(rs, 'model_pps'):.1f} | {_spread(rs, 'error')} |")
-    L += ["", f"Average absolute error of PFTK against reno: {_mean_abs(reno)} over {len(reno)} runs.",
-          "", "## Not yet run", "",
-          "Two experiments of the plan are not built: runs with a 100 Mbit/s bottleneck (no "
-          "capacity bound, emulator loss only), and runs whose retransmissions are never "
-          "dropped with time-outs counted from the tcp_cong_state_set and tcp_retransmit_skb "
-          "tracepoints.", ""]
-    return "\n".join(L)
+    return L + ["", f"Average absolute error of PFTK against reno: {_mean_abs(rows)} over "
+                f"{len(rows)} runs."]
+
+
+def report(families: dict[str, list[dict]], reno: list[dict], profile: str) -> str:
+    linux = families.get("linux", [])
+    every = [r for rows in families.values() for r in rows]
+    L = ["# The Samios-Vernon model against Linux bpf_vegas flows, and where its error comes from",
+         "",
+         f"Source: seed 001, section 4. Profile `{profile}`. Produced by "
+         f"`sudo make model-validation PROFILE={profile}`; do not edit by hand. Scenarios "
+         "(netns-tests/scenarios/): `model_validation` (emulator random loss) and "
+         "`model_validation_cross` (loss from a competing Reno flow) are the family `linux`; "
+         "`model_validation_fast` (100 Mbit/s, no capacity bound) is `fast`; "
+         "`model_validation_spare` (random loss never hits a retransmission) is `spare`; "
+         "`model_validation_reno` is the control. The Vegas controller is "
+         "`vegas --preset samios loss_cut=4` (alpha = beta = 6, the 25% cut the model assumes). "
+         "p, R and throughput cover the same interval, the second half of the flow; throughput "
+         "is packets sent per second, the model's quantity. Each point is repeated; a cell "
+         "gives the median and [min, max] over its repetitions.", "",
+         "## 1. The model against Linux", ""] + _point_table(linux) + [""] + \
+        _domain_table(families) + [
+         "", "## 2. The model against its own process", "",
+         "A per-round simulation of section 3's assumptions (analysis/model_sim.py), fed each "
+         "run's measured p, R, baseRTT and T0. `closed form` is the model against that process, "
+         "`process` the process against Linux; (1 + error) = (1 + closed form) x (1 + process).",
+         ""] + _process_table(every) + [
+         "", "## 3. Attribution", "",
+         "What Linux does that the model's process does not: time in gaps of more than 2R "
+         "between the controller's decisions (Recovery and Loss, from trace.csv), the mean "
+         "window at its decisions against W0 of (5), and the bottleneck's capacity "
+         "(1514-byte frames), which the model does not know.", ""] + _attribution_table(every) + [
+         "", "## 4. The control: Linux reno against PFTK", "",
+         "Padhye et al., SIGCOMM 1998, equation (33), b = 1 (Linux counts acknowledged "
+         "segments), T0 and Wmax as for Vegas, through the same pipeline.", ""] + \
+        _reno_table(reno)
+    for fam, title in (("fast", "5. Without the capacity bound (100 Mbit/s)"),
+                       ("spare", "6. Retransmissions never lost")):
+        L += ["", f"## {title}", ""]
+        L += _point_table(families[fam]) if families.get(fam) else ["Not run in this profile."]
+    return "\n".join(L) + "\n"
 
 
 def plot(rows: list[dict], out: Path) -> None:
@@ -206,27 +236,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from", dest="src", type=Path, help="analyse finished runs in this directory")
     a = ap.parse_args(argv)
     src = a.src or a.out / "runs" / a.profile
+    family_of = {n: fam for fam, names in FAMILIES.items() for n in names}
     try:
-        scenarios = [Scenario.load(p) for p in VEGAS + [RENO]]
+        scenarios = [Scenario.load(paths.SCENARIOS / f"{n}.toml") for n in [*family_of, RENO]]
         for s in scenarios:
             if a.profile not in s.profiles:
                 raise ScenarioError(f"{s.name}: no profile '{a.profile}' ({', '.join(s.profiles)})")
     except ScenarioError as e:
         print(f"model_validation: {e}", file=sys.stderr)
         return 2
-    vegas, reno = [], []
+    families: dict[str, list[dict]] = {fam: [] for fam in FAMILIES}
+    reno: list[dict] = []
     for s in scenarios:
         for d in rundirs(s, a.profile, src, run=not a.src):
             m = measure(d)
-            (reno if s.path == RENO else vegas).append(reno_row(m) if s.path == RENO else vegas_row(m))
-    if not vegas or not reno:
+            if s.name == RENO:
+                reno.append(reno_row(m))
+            else:
+                families[family_of[s.name]].append({**vegas_row(m), "family": family_of[s.name]})
+    vegas = [r for rows in families.values() for r in rows]
+    if not families["linux"] or not reno:
         print(f"model_validation: no finished runs under {src}", file=sys.stderr)
         return 1
     a.out.mkdir(parents=True, exist_ok=True)
     _write_csv(vegas, a.out / "validation.csv")
     _write_csv(reno, a.out / "control_reno.csv")
-    plot(vegas, a.out / "model_vs_measured.png")
-    (a.out / "report.md").write_text(report(vegas, reno, a.profile))
+    plot(families["linux"], a.out / "model_vs_measured.png")
+    (a.out / "report.md").write_text(report(families, reno, a.profile))
     print((a.out / "report.md").read_text())
     return 0
 

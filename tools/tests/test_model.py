@@ -130,9 +130,18 @@ def test_timeout_not_stable_is_the_full_model_where_12_holds():
     i = model.ModelInputs(8e-4, 0.045, 0.041, 6, 6, 4340, 0.245)
     r = model.predict(i)
     assert r.condition_12.holds and not r.condition_26.holds
-    assert r.branch == model.TO_NOT_STABLE and model.w_prime(i.p) >= r.w0
+    assert r.branch == model.TO_NOT_STABLE
     assert r.throughput_pps == model.predict(i, model.FULL).throughput_pps
     assert r.throughput_pps < r.w0 / i.rtt
+
+
+def test_timeout_not_stable_falls_with_p_across_the_w_prime_w0_crossing():
+    # W0 = 20: W' of (13) falls below W0 at p = 0.01161 while (12) still holds (to 0.01515).
+    # Switching to the W' periods there (an earlier version did) made auto rise 16% with p.
+    i = model.ModelInputs(0.0116, 0.1, 0.05, 10, 10, 1000, 0.2)
+    a, b = model.predict(i), model.predict(replace(i, p=0.0117))
+    assert a.condition_12.holds and b.condition_12.holds
+    assert b.throughput_pps < a.throughput_pps
 
 
 # Shared by the two time-out branches, EX (p = 0.04, W0 = 8, R = 0.1, T0 = 0.5):

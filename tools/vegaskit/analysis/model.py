@@ -25,8 +25,8 @@ section 3.3.4 gives (27): the SS2SS period of (15) with the loss-free periods of
 3.2.3 (window W' of (13) at a loss) and the slow start ending at W'/2. We evaluate (27)
 with the time-out series of (30)-(31) in place of the single time-out, as (32) does for
 (23), so that the auto throughput is one model with time-outs on both sides of the
-boundary (docs/DESIGN.md §8). Where (12) holds and only (26) fails, W' >= W0 and (27)'s
-periods are (32)'s. Section 4.1 finds (23) indistinguishable from (32); ask for
+boundary (docs/DESIGN.md §8). Where (12) holds and only (26) fails, loss-free periods
+reach stable backlog and (27)'s periods are (32)'s. Section 4.1 finds (23) indistinguishable from (32); ask for
 it with ``branch="single-timeout"`` (CLI: ``--branch single-timeout``). The no-time-out
 models (11) and (14) of section 3.2 are kept as forced branches: they are what a flow
 that never times out would do. A forced branch is computed whatever the conditions say;
@@ -301,7 +301,10 @@ def n_ss2to_not_stable(p: float, wp: float, n: float) -> float:
 
     D'_SSP and D'_TP are (17) and (19) with W' for W0 (section 3.3.4: "the transition
     between the two phases taking place when the window size is W'/2"); D'_LFP = W'/4
-    rounds from (14). Together: 2 log W' - 11/4 + W'/8 + (1-p)/(p W') + (4 - 2^log W')/W'
+    rounds from (14). (19)'s stage C-D, P_AD - P_SSP - P_BC, is negative with W' (about
+    -5W'^2/32 + W'/8 + 4 packets): the TP's ramp from W'/2 carries more than one loss-free
+    period. We keep the paper's recipe literally; the negative stage only shortens D'_TP,
+    which stays positive (W'/8 + 1/4 + (1-p)/(pW') + 4/W' rounds). Together: 2 log W' - 11/4 + W'/8 + (1-p)/(p W') + (4 - 2^log W')/W'
     + n W'/4, with log from ``slow_start_log``.
     """
     lg = slow_start_log(wp)
@@ -317,14 +320,14 @@ def throughput_timeout_not_stable(p: float, w0: float, rtt: float, t0: float) ->
     window W' a loss finds, and N' from ``n_ss2to_not_stable``.
 
     Choice (section 3.3.4): (27) applies when (12) *or* (26) fails. Where (12) holds and
-    only (26) fails, W' of (13) is at least W0: loss-free periods reach stable backlog,
-    so they are those of (6) and (10), not of (13)-(14), and the periods are (32)'s.
-    Billing a period of 1/p packets as W'/4 rounds at a window capped at W0 would exceed
-    the ceiling W0/R (a simulation of the model's own process showed +39% at p = 8e-4).
+    only (26) fails, loss-free periods reach stable backlog (that is what (12) says), so
+    they are those of (6) and (10), not of (13)-(14), and the periods are (32)'s. Billing
+    a period of 1/p packets as W'/4 rounds there exceeded the ceiling W0/R (+39% against
+    a simulation of the model's own process at p = 8e-4) or rose with p.
     """
-    wp = w_prime(p)
-    if wp >= w0:
+    if p <= condition_12_bound(w0):
         return throughput_full(p, w0, n_loss_free_periods(p_timeout(p, w0)), rtt, t0)
+    wp = w_prime(p)
     n = n_loss_free_periods(p_timeout(p, wp))
     packets = (n + 1) * ((1 - p) / p + wp) + packets_in_timeout_series(p)
     return packets / (n_ss2to_not_stable(p, wp, n) * rtt
@@ -384,17 +387,19 @@ def predict(inputs: ModelInputs, branch: str = AUTO, mss: float | None = None) -
 
 # --- CLI -----------------------------------------------------------------------------
 
-class _UsageError(Exception):
+class UsageError(Exception):
     pass
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one line (UsageError), not a usage block."""
+
     def error(self, message: str) -> None:  # one line, not argparse's usage block
-        raise _UsageError(message)
+        raise UsageError(message)
 
 
-def _build_parser() -> _Parser:
-    parser = _Parser(
+def _build_parser() -> OneLineParser:
+    parser = OneLineParser(
         prog="python -m vegaskit.analysis.model",
         description="Samios-Vernon TCP Vegas throughput model (SIGMETRICS 2003, section 3).",
         epilog="Default --branch auto: no-loss if p == 0; else the full model (32) when "
@@ -454,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         inputs = ModelInputs(p=args.p, rtt=args.rtt, base_rtt=args.base_rtt, alpha=args.alpha,
                              beta=args.beta, wmax=args.wmax, t0=args.t0)
         result = predict(inputs, branch=args.branch, mss=args.mss)
-    except (_UsageError, ValueError) as e:
+    except (UsageError, ValueError) as e:
         print(f"vegaskit.analysis.model: error: {e}", file=sys.stderr)
         return 2
     print(_to_json(inputs, result, args.mss) if args.json else _to_text(result))

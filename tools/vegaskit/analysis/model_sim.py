@@ -64,7 +64,6 @@ sums, with Student's t for batches - 1 degrees of freedom.
 
 from __future__ import annotations
 
-import argparse
 import math
 import random
 import statistics
@@ -365,7 +364,8 @@ def format_comparisons(rows: list[Comparison]) -> str:
         s, lo_hi = c.sim, c.sim.throughput_ci95
         cells = [f"{s.inputs.p:g}", f"{s.inputs.rtt:g}", f"{s.w0:.1f}",
                  f"{s.throughput_pps:.1f} ({lo_hi[0]:.1f}-{lo_hi[1]:.1f})",
-                 f"{s.timeout_fraction:.3f} / {model.p_timeout(s.inputs.p, s.w0):.3f}",
+                 f"{s.timeout_fraction:.3f} / {model.p_timeout(s.inputs.p, s.w0):.3f}"
+                 if s.inputs.p > 0 else "-",
                  f"{s.mean_window_at_loss:.1f}",
                  f"{c.auto.throughput_pps:.1f} ({c.error(model.AUTO):+.1%}, {c.auto.branch})"]
         cells += [f"{c.branches[n].throughput_pps:.1f} ({c.error(n):+.1%})" if n in c.branches
@@ -378,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m vegaskit.analysis.model_sim --p P [P ...] --rtt R ... [--rounds N]``.
 
     Prints ``format_comparisons``; bad input: one line on stderr, exit status 2."""
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.analysis.model_sim",
+    ap = model.OneLineParser(prog="python -m vegaskit.analysis.model_sim",
                                  description="Simulate the Samios-Vernon process and compare "
                                              "with the closed forms of vegaskit.analysis.model.")
     ap.add_argument("--p", type=float, nargs="+", required=True)
@@ -386,11 +386,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.add_argument(f"--{name}", type=float, required=True)
     ap.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
     ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args(argv)
     try:
+        a = ap.parse_args(argv)
         rows = [compare(model.ModelInputs(p, a.rtt, a.base_rtt, a.alpha, a.beta, a.wmax, a.t0),
                         rounds=a.rounds, seed=a.seed) for p in a.p]
-    except ValueError as e:
+    except (model.UsageError, ValueError) as e:
         print(f"vegaskit.analysis.model_sim: error: {e}", file=sys.stderr)
         return 2
     print(format_comparisons(rows))

@@ -8,12 +8,12 @@
 #ifndef VK_NETNS_H
 #define VK_NETNS_H
 
+#include <limits.h>
+#include <stddef.h>
 #include <linux/types.h>
 
-#include <stddef.h>
-
 #define VK_NETNS_RUN		"/var/run/netns"
-#define VK_NETNS_PATH_MAX	(sizeof(VK_NETNS_RUN) + 1 + 255 + 1)	/* + NAME_MAX */
+#define VK_NETNS_PATH_MAX	(sizeof(VK_NETNS_RUN) + 1 + NAME_MAX + 1)
 
 /* VK_NETNS_RUN/NAME into path (n >= VK_NETNS_PATH_MAX), or -1 with err for a
  * NAME that `ip netns` could not have made: never a truncated path. */

@@ -44,23 +44,35 @@ int vk_pin_dir_check(const char *path, char *err)
  */
 static int lock_fd = -1;
 
+int vk_lock_fd(bool wait, char *err)
+{
+	int fd = open(VK_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600), e;
+
+	if (fd < 0) {
+		e = errno;
+		vk_err(err, "cannot open the lock %s: %s", VK_LOCK_FILE, strerror(e));
+		errno = e;
+		return -1;
+	}
+	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) {
+		if (errno == EINTR)
+			continue;
+		e = errno;
+		close(fd);
+		if (e != EWOULDBLOCK)
+			vk_err(err, "cannot lock %s: %s", VK_LOCK_FILE, strerror(e));
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 int vk_lock(char *err)
 {
-	int fd;
-
 	if (lock_fd >= 0)
 		return 0;
-	fd = open(VK_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return vk_err(err, "cannot open the lock %s: %s", VK_LOCK_FILE, strerror(errno));
-	while (flock(fd, LOCK_EX)) {
-		if (errno != EINTR) {
-			close(fd);
-			return vk_err(err, "cannot lock %s: %s", VK_LOCK_FILE, strerror(errno));
-		}
-	}
-	lock_fd = fd;
-	return 0;
+	lock_fd = vk_lock_fd(true, err);
+	return lock_fd < 0 ? -1 : 0;
 }
 
 void vk_unlock(void)

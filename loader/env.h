@@ -18,6 +18,10 @@
 /* 0, or -1 with err naming the first missing prerequisite; takes the lock
  * for a command that changes state, and refuses a pin tree not root's own. */
 int vk_check_env(char *err);
+/* The state lock on a new open file of its own, held until that fd is closed:
+ * the fd, or -1 with err (errno EWOULDBLOCK and err untouched when !wait and
+ * someone holds it). */
+int vk_lock_fd(bool wait, char *err);
 /* Take the state lock (idempotent; held until vk_unlock or exit), or -1 with err. */
 int vk_lock(char *err);
 void vk_unlock(void);

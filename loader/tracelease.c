@@ -65,24 +65,26 @@ struct claims {
 	int n, cap;
 };
 
-static void claim_add(struct claims *c, const char *name, __u32 bits)
+/* 0, or -1 if out of memory (the claim is not recorded). */
+static int claim_add(struct claims *c, const char *name, __u32 bits)
 {
 	for (int i = 0; i < c->n; i++)
 		if (!strcmp(c->v[i].name, name)) {
 			c->v[i].bits |= bits;
-			return;
+			return 0;
 		}
 	if (c->n == c->cap) {
 		int cap = c->cap ? 2 * c->cap : 16;
 		struct claim *v = realloc(c->v, cap * sizeof(*v));
 
 		if (!v)
-			return;
+			return -1;
 		c->v = v;
 		c->cap = cap;
 	}
 	snprintf(c->v[c->n].name, VK_NAME_MAX, "%s", name);
 	c->v[c->n++].bits = bits;
+	return 0;
 }
 
 static __u32 claimed(const struct claims *c, const char *name)
@@ -93,17 +95,17 @@ static __u32 claimed(const struct claims *c, const char *name)
 	return 0;
 }
 
-/* A registry file's lines, "BITS NAME", into c. */
-static void read_claims(int fd, struct claims *c)
+/* A registry file's lines, "BITS NAME", into c; -1 if some could not be read. */
+static int read_claims(int fd, struct claims *c)
 {
 	char line[VK_NAME_MAX + 16], *end;
 	FILE *f;
-	int dfd = dup(fd);
+	int dfd = dup(fd), ret = 0;
 
 	if (dfd < 0 || !(f = fdopen(dfd, "r"))) {
 		if (dfd >= 0)
 			close(dfd);
-		return;
+		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long bits = strtoul(line, &end, 10);
@@ -113,49 +115,66 @@ static void read_claims(int fd, struct claims *c)
 			continue;
 		len = strcspn(end, "\n");
 		end[len] = 0;
-		if (len && len < VK_NAME_MAX && !(bits & ~TRACE_MASK))
-			claim_add(c, end, (__u32)bits);
+		if (len && len < VK_NAME_MAX && !(bits & ~TRACE_MASK) && claim_add(c, end, (__u32)bits))
+			ret = -1;
 	}
+	if (ferror(f))
+		ret = -1;
 	fclose(f);
+	return ret;
 }
 
 /*
- * Each live reader's claims into live (NULL: only look). With sweep, under the
- * state lock, a file whose flock can be taken is a dead reader's and goes; a
- * starting reader creates and locks its file under that lock too, so none is
+ * Each live reader's claims into live; returns how many live readers there
+ * are, or -1 if any file's state or claims could not be told (then live is
+ * incomplete and nothing may be switched off on its word). With sweep, under
+ * the state lock, a file whose flock can be taken is a dead reader's and goes;
+ * a starting reader creates and locks its file under that lock too, so none is
  * caught half made.
  */
-static void scan(struct claims *live, bool sweep)
+static int scan(struct claims *live, bool sweep)
 {
 	DIR *d;
 	struct dirent *e;
+	int n = 0;
 
-	if (vk_pin_dir_check(VK_TRACE_REG, (char[VK_ERR_MAX]){ 0 }) || !(d = opendir(VK_TRACE_REG)))
-		return;
-	while ((e = readdir(d))) {
+	if (vk_pin_dir_check(VK_TRACE_REG, (char[VK_ERR_MAX]){ 0 }))
+		return -1;
+	if (!(d = opendir(VK_TRACE_REG)))
+		return errno == ENOENT ? 0 : -1;
+	while (n >= 0 && (errno = 0, e = readdir(d))) {
 		struct stat st;
 		int fd;
 
 		if (e->d_name[0] == '.')
 			continue;
 		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0) {
-			close(fd);
+		if (fd < 0) {
+			if (errno != ENOENT)	/* ENOENT: its reader has just left */
+				n = -1;
 			continue;
 		}
 		/* sweep: exclusive, as it removes; show: shared, so two shows do not
-		 * take each other for dead readers */
-		if (flock(fd, (sweep ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
+		 * take each other for dead readers. Not root's regular file: not a
+		 * reader's, ignored. */
+		if (fstat(fd, &st)) {
+			n = -1;
+		} else if (!S_ISREG(st.st_mode) || st.st_uid != 0) {
+			;
+		} else if (flock(fd, (sweep ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0) {
 			if (sweep)
 				unlinkat(dirfd(d), e->d_name, 0);
 		} else if (errno == EWOULDBLOCK) {
-			read_claims(fd, live);
+			n = read_claims(fd, live) ? -1 : n + 1;
+		} else {
+			n = -1;		/* alive or dead, we cannot tell */
 		}
 		close(fd);
 	}
+	if (!e && errno)
+		n = -1;
 	closedir(d);
+	return n;
 }
 
 bool vk_tracing_live(const char *name, __u32 bits)
@@ -165,40 +184,27 @@ bool vk_tracing_live(const char *name, __u32 bits)
 
 	if (!bits || !lease_current())
 		return false;
-	scan(&live, false);
-	on = claimed(&live, name) != 0;
+	on = scan(&live, false) >= 0 && claimed(&live, name) != 0;
 	free(live.v);
 	return on;
-}
-
-/* The state lock (env.h) on its own open file: wait, or give up at once. */
-static int state_lock(bool wait)
-{
-	int fd = open(VK_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-
-	if (fd < 0)
-		return -1;
-	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) {
-		if (errno != EINTR) {
-			close(fd);
-			return -1;
-		}
-	}
-	return fd;
 }
 
 /*
  * Under the state lock: remove dead readers' files, then give every instance
  * the union of the bits live readers claim for it; a bit no one claims goes
- * off, whoever set it.
+ * off, whoever set it. If a reader's state or claims cannot be read, change no
+ * bits (a live reader's must not go off): -1.
  */
-static void reconcile(void)
+static int reconcile(void)
 {
 	struct claims live = { 0 };
 	char (*names)[VK_NAME_MAX] = NULL;
 	int n;
 
-	scan(&live, true);
+	if (scan(&live, true) < 0) {
+		free(live.v);
+		return -1;
+	}
 	n = vk_instance_names(&names);
 	for (int i = 0; i < n; i++) {
 		char err[VK_ERR_MAX];
@@ -213,6 +219,7 @@ static void reconcile(void)
 	}
 	free(names);
 	free(live.v);
+	return 0;
 }
 
 static int own_fd = -1;		/* our registry file, flock'd till we exit or die */
@@ -230,7 +237,7 @@ static int reg_create(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
 {
 	unsigned int r = 0;
 	FILE *f;
-	int fd = -1;
+	int fd = -1, dfd;
 
 	for (int tries = 0; fd < 0 && tries < 8; tries++) {
 		/* the random part: a pid reused after a crash must not collide */
@@ -243,8 +250,15 @@ static int reg_create(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
 	}
 	if (fd < 0)
 		return vk_err(err, "cannot create a reader file in %s: %s", VK_TRACE_REG, strerror(errno));
-	if (flock(fd, LOCK_EX) || !(f = fdopen(dup(fd), "w"))) {
+	if (flock(fd, LOCK_EX)) {
 		vk_err(err, "cannot lock %s: %s", own_path, strerror(errno));
+		goto fail;
+	}
+	dfd = dup(fd);
+	if (dfd < 0 || !(f = fdopen(dfd, "w"))) {
+		vk_err(err, "cannot write %s: %s", own_path, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
 		goto fail;
 	}
 	for (int i = 0; i < n; i++)
@@ -263,15 +277,25 @@ fail:
 
 int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
 {
-	int lk = state_lock(true), done = 0;
+	int lk = vk_lock_fd(true, err), done = 0;
 
 	if (lk < 0)
-		return vk_err(err, "cannot lock %s: %s", VK_LOCK_FILE, strerror(errno));
-	if (reg_dir(err) || reg_create(names, n, bits, err)) {
+		return -1;
+	if (reg_dir(err)) {
 		close(lk);
 		return -1;
 	}
-	reconcile();		/* also clears what dead readers left on */
+	if (reg_create(names, n, bits, err)) {
+		close(lk);
+		return -1;
+	}
+	if (reconcile()) {	/* also clears what dead readers left on */
+		vk_err(err, "cannot tell which readers in %s are alive (out of memory or files?)",
+		       VK_TRACE_REG);
+		close(lk);
+		vk_reg_stop();
+		return -1;
+	}
 	for (int i = 0; i < n; i++) {
 		struct vk_instance in;
 
@@ -288,7 +312,8 @@ int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
 
 void vk_reg_sweep(void)
 {
-	int lk = state_lock(false);	/* a long load holds it: try again next time */
+	/* a long load holds it: try again next time */
+	int lk = vk_lock_fd(false, (char[VK_ERR_MAX]){ 0 });
 
 	if (lk < 0)
 		return;
@@ -302,7 +327,7 @@ void vk_reg_stop(void)
 
 	if (own_fd < 0)
 		return;
-	lk = state_lock(true);
+	lk = vk_lock_fd(true, (char[VK_ERR_MAX]){ 0 });
 	unlink(own_path);
 	if (lk >= 0) {
 		reconcile();

@@ -11,7 +11,8 @@
  * flock when the reader dies, SIGKILL included, so a file whose flock can be
  * taken belongs to a dead reader. Every change of the bits goes through one
  * reconciliation under the state lock (env.h): dead readers' files go, and each
- * instance's bits become the union of what the live files claim.
+ * instance's bits become the union of what the live files claim. If any file's
+ * state or claims cannot be read, that round changes nothing.
  */
 #ifndef VK_TRACELEASE_H
 #define VK_TRACELEASE_H

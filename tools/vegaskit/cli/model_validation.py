@@ -15,13 +15,15 @@ Stages, each a table of report.md:
   3. Attribution, per point: time outside Vegas's decisions (Recovery, Loss), the window
      held against W0 of (5), and the capacity the model does not know.
   4. The control: Linux reno through the same links and pipeline, against PFTK.
-T0 is Linux's first RTO, R + 200 ms (tcp_rto_min: srtt + 4 rttvar is below 200 ms on these
-paths); Wmax is the receive window in packets, 6 MB (tcp_rmem max) / 1448.
+T0 is Linux's first RTO, R + 200 ms (Linux's RTO is srtt + max(4 rttvar, tcp_rto_min), and
+4 rttvar is below 200 ms on these paths); Wmax is the receive window in packets, 6 MB
+(tcp_rmem max) / 1448.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -245,15 +247,23 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as e:
         print(f"model_validation: {e}", file=sys.stderr)
         return 2
+    if not a.src and os.geteuid() != 0:
+        print("model_validation: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
+        return 1
     families: dict[str, list[dict]] = {fam: [] for fam in FAMILIES}
     reno: list[dict] = []
-    for s in scenarios:
-        for d in rundirs(s, a.profile, src, run=not a.src):
-            m = measure(d)
-            if s.name == RENO:
-                reno.append(reno_row(m))
-            else:
-                families[family_of[s.name]].append({**vegas_row(m), "family": family_of[s.name]})
+    try:
+        for s in scenarios:
+            for d in rundirs(s, a.profile, src, run=not a.src):
+                m = measure(d)
+                if s.name == RENO:
+                    reno.append(reno_row(m))
+                else:
+                    families[family_of[s.name]].append({**vegas_row(m),
+                                                        "family": family_of[s.name]})
+    except RuntimeError as e:           # a controller or tool refused: its reason, one line
+        print(f"model_validation: {e}", file=sys.stderr)
+        return 1
     vegas = [r for rows in families.values() for r in rows]
     if not families["linux"] or not reno:
         print(f"model_validation: no finished runs under {src}", file=sys.stderr)

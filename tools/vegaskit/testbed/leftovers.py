@@ -19,6 +19,7 @@ import re
 import secrets
 import signal
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -110,12 +111,30 @@ def owned_namespaces(pid: int | None = None) -> list[str]:
                   and (pid is None or int(m.group(1)) == pid))
 
 
+def registered() -> set[str]:
+    """The congestion controls the kernel lists now."""
+    return set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+
+
+def ctl_path(owner: str) -> str:
+    """A fresh path for one of linkemu's control sockets, marked with its owner."""
+    return os.path.join(tempfile.gettempdir(), f"{owner}-{secrets.token_hex(3)}.ctl")
+
+
 def _unload_ledger(path: Path) -> None:
-    registered = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
-                     .read_text().split())
+    """Unload what a dead owner loaded; a ledger whose unload fails stays for the next
+    sweep, and says why once."""
+    failed = []
     for inst in path.read_text().split():
-        if inst in registered:
-            subprocess.run([str(paths.VEGASCTL), "unload", inst], capture_output=True)
+        if inst in registered():
+            r = subprocess.run([str(paths.VEGASCTL), "unload", inst], capture_output=True,
+                               text=True)
+            if r.returncode != 0:
+                failed.append(f"{inst}: {r.stderr.strip()}")
+    if failed:
+        print(f"vegaskit: a dead run's controller stays loaded ({'; '.join(failed)})",
+              file=sys.stderr)
+        return
     path.unlink(missing_ok=True)
 
 

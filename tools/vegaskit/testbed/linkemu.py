@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import select
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 
 from vegaskit import paths
 
+from . import leftovers
 from .netns import Lab, Netns, sh
 
 LINKEMU = paths.LINKEMU
@@ -115,7 +114,7 @@ class Link:
         if not LINKEMU.exists():
             raise RuntimeError(f"{LINKEMU} missing: run `make build/linkemu`")
         ba = ab if ba is None else ba
-        ctl = os.path.join(tempfile.gettempdir(), f"{lab.prefix}-{secrets.token_hex(3)}.ctl")
+        ctl = leftovers.ctl_path(lab.prefix)
         argv = [str(LINKEMU), "-a", f"{_ns_name(ns_a)}:{dev_a}", "-b", f"{_ns_name(ns_b)}:{dev_b}",
                 "--ab", ab.spec(), "--ba", ba.spec(), "--seed", str(seed), "--mtu", str(mtu),
                 "--ctl", ctl]

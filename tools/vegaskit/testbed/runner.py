@@ -36,8 +36,7 @@ from .vtrace import VEGASCTL, Trace
 BASE_PORT = 5201
 
 
-def registered() -> set[str]:
-    return set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+registered = leftovers.registered
 
 
 def variant_of(cc: str) -> str | None:
@@ -163,6 +162,9 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
     results: dict[int, iperf.FlowResult] = {}
     started: dict[int, float] = {}
     names = instance_names(run, job)
+    # Before controllers(): a dead run's controller still registered would look
+    # loaded, be reused, and then be unloaded by the Lab's own sweep mid-run.
+    leftovers.sweep()
     with tempfile.TemporaryDirectory() as tmp, controllers(run, names) as ours, Lab() as lab, \
             contextlib.ExitStack() as stack:
         link_names = ["bottleneck"] + [f"{side}{f.index}" for f in run.flows for side in "sd"]

@@ -115,14 +115,15 @@ def placeholders(v: str, what: str) -> list[str]:
     if bad:
         raise ScenarioError(f"{what}: bad placeholder {{{bad[0]}}} in {v!r}: write {{name}}, "
                             "a run's key, with nothing else inside the braces")
-    if "{" in _PLACEHOLDER_RE.sub("", v) or "}" in _PLACEHOLDER_RE.sub("", v):
+    rest = _PLACEHOLDER_RE.sub("", v)
+    if "{" in rest or "}" in rest:
         raise ScenarioError(f"{what}: unmatched brace in {v!r}")
     return names
 
 
-def fill_placeholders(v: str, values: dict[str, str], what: str) -> str:
+def fill_placeholders(v: str, values: dict[str, str]) -> str:
     """v with each {name} replaced by values[name]."""
-    for n in placeholders(v, what):
+    for n in placeholders(v, "placeholder"):
         if n not in values:
             raise ScenarioError(f"no value for {n!r}")
     return _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], v)
@@ -443,7 +444,7 @@ class Scenario:
 
         def fill(v):
             if isinstance(v, str):
-                return fill_placeholders(v, subst, "placeholder")
+                return fill_placeholders(v, subst)
             if isinstance(v, dict):
                 return {k: fill(x) for k, x in v.items()}
             return v

@@ -42,7 +42,8 @@ struct trace_ctx {
 	bool json;
 	long long count;	/* records still to print; < 0: no limit */
 	unsigned long long printed;
-	bool discard;		/* draining what a dead reader left: print nothing */
+	bool discard;		/* draining what dead readers left: print nothing */
+	struct ring_buffer *rb;
 	__u32 bits;		/* record types asked for: another reader may want more */
 };
 
@@ -115,6 +116,17 @@ static __u64 lost_count(int fd)
 	if (fd >= 0)
 		bpf_map_lookup_elem(fd, &zero, &v);
 	return v;
+}
+
+/* Drop unread what the ring holds; vk_reg_start calls it only when no other
+ * reader lives (a live one's unread records are its own). */
+static void drain(void *arg)
+{
+	struct trace_ctx *t = arg;
+
+	t->discard = 1;
+	ring_buffer__consume(t->rb);
+	t->discard = 0;
 }
 
 enum { OPT_DURATION = VK_OPT_CMD, OPT_COUNT };
@@ -278,17 +290,15 @@ int vk_cmd_trace(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, on_signal);
-	/* Records a dead reader left in the ring are not live: drop them unread. */
-	t.discard = 1;
-	ring_buffer__consume(rb);
-	t.discard = 0;
+	t.rb = rb;
 	lost0 = lost_count(lost_fd);
 	if (vk_lease_renew(lease_fd)) {
 		ret = vk_die("cannot write the trace lease " VK_PIN_TRACE_UNTIL);
 		goto out;
 	}
 	t.bits = (__u32)a.bits;
-	if (vk_reg_start(names, n, t.bits, err) <= 0) {
+	/* records dead readers left in the ring are not live: drained unread */
+	if (vk_reg_start(names, n, t.bits, drain, &t, err) <= 0) {
 		ret = vk_die(err[0] ? err : "could not switch tracing on");
 		goto out;
 	}

@@ -275,9 +275,11 @@ fail:
 	return -1;
 }
 
-int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
+int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, void (*drain)(void *),
+		 void *arg, char *err)
 {
-	int lk = vk_lock_fd(true, err), done = 0;
+	struct claims live = { 0 };
+	int lk = vk_lock_fd(true, err), done = 0, others;
 
 	if (lk < 0)
 		return -1;
@@ -285,6 +287,12 @@ int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err)
 		close(lk);
 		return -1;
 	}
+	/* Under the lock no reader starts or sets bits meanwhile: if none lives,
+	 * what the ring holds is a dead reader's; else it is a live one's unread. */
+	others = scan(&live, false);
+	free(live.v);
+	if (others == 0 && drain)
+		drain(arg);
 	if (reg_create(names, n, bits, err)) {
 		close(lk);
 		return -1;

@@ -13,6 +13,9 @@
  * reconciliation under the state lock (env.h): dead readers' files go, and each
  * instance's bits become the union of what the live files claim. If any file's
  * state or claims cannot be read, that round changes nothing.
+ *
+ * All readers share one ring: each record goes to whichever reader consumes it
+ * first, so concurrent readers split the stream (each filters its share).
  */
 #ifndef VK_TRACELEASE_H
 #define VK_TRACELEASE_H
@@ -32,8 +35,11 @@ int vk_lease_renew(int fd);
 bool vk_tracing_live(const char *name, __u32 bits);
 
 /* Register this process as a reader of `names` with `bits` and switch them on;
- * returns how many of them now carry the bits, or -1 with err. */
-int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, char *err);
+ * returns how many of them now carry the bits, or -1 with err. First, under
+ * the state lock, drain(arg) if no other reader lives: what the ring then
+ * holds was left by dead ones; beside a live reader it is that reader's. */
+int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, void (*drain)(void *),
+		 void *arg, char *err);
 /* Clear what dead readers left on, if the state lock is free right now. */
 void vk_reg_sweep(void);
 /* Unregister this reader and switch off what no live reader still wants. */

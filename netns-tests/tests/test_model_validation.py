@@ -21,7 +21,10 @@ def test_pipeline_measures_and_predicts(tmp_path):
     rows = [r for r in every if r["family"] == "linux"]
     for r in every:
         p, R, base = float(r["p"]), float(r["R_s"]), float(r["base_rtt_s"])
-        assert 0 < p < 0.2, r       # loss was configured, and measured
+        if "cross" in r["run"]:     # losses from the reno flow: the half may have none
+            assert 0 <= p < 0.2, r
+        else:                       # the emulator's loss was configured, and measured
+            assert 0 < p < 0.2, r
         assert 0.04 <= base <= R < 1.0, r   # 40 or 100 ms paths
         sent, model, sim = float(r["sent_pps"]), float(r["model_pps"]), float(r["sim_pps"])
         # arrivals at the bottleneck: what it serves, at most its capacity, plus what it loses

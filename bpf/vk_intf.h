@@ -201,6 +201,8 @@ struct vk_filter {
 struct vk_swap_cfg {
 	char target[VK_NAME_MAX];	/* controller to move sockets onto */
 	struct vk_filter filter;	/* which sockets (--from is its controller list) */
+	__u32 count_only;		/* 1: move nothing; "moved" counts sockets not on
+					 * target's name (apply's plan, docs/DESIGN.md §4.8) */
 };
 
 enum vk_swap_result {

@@ -58,6 +58,12 @@ int vk_swap(struct bpf_iter__tcp *ctx)
 	 * code and leaves one already on it alone. The pointer before and after
 	 * says which happened.
 	 */
+	if (cfg.count_only) {
+		/* by name: a plan cannot see older code under the name */
+		rec.result = vk_same_name(rec.id.ca, cfg.target) ? VK_SWAP_ALREADY : VK_SWAP_MOVED;
+		bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+		return 0;
+	}
 	ops = (unsigned long)tp->inet_conn.icsk_ca_ops;
 	__builtin_memcpy(target, cfg.target, sizeof(target));
 	rec.err = bpf_setsockopt(tp, SOL_TCP, TCP_CONGESTION, target, sizeof(target));

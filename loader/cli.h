@@ -141,5 +141,8 @@ VK_DECLARE_CMD(flows);
 VK_DECLARE_CMD(trace);
 VK_DECLARE_CMD(swap);
 VK_DECLARE_CMD(features);
+VK_DECLARE_CMD(apply);
+VK_DECLARE_CMD(export);
+VK_DECLARE_CMD(reset);
 
 #endif

@@ -22,11 +22,9 @@
 #include "fault.h"
 #include "filter.h"
 #include "format.h"
-#include "iter.h"
+#include "move.h"
 #include "names.h"
 #include "netns.h"
-
-VK_EMBED(vk_swap_iter)
 
 const char vk_usage_swap[] =
 	"swap CC [--netns NAME] [--from CC] [-L P] [-R P] [--port P] [--addr A]\n"
@@ -41,99 +39,6 @@ const char vk_usage_swap[] =
 	"  --default-only       set the default, move nothing\n"
 	"  --established-only   move established connections, leave the default\n"
 	"The previous default is printed: `vegasctl swap PREVIOUS` rolls back.\n";
-
-#define DEFAULT_CC "/proc/sys/net/ipv4/tcp_congestion_control"
-
-struct swap_counts {
-	unsigned moved, already, failed;
-	unsigned upgraded;	/* of moved: same name, older code (load --replace) */
-	int first_err;
-	double ms;
-};
-
-static int read_default(char *buf, size_t n)
-{
-	FILE *f = fopen(DEFAULT_CC, "r");
-
-	if (!f || !fgets(buf, (int)n, f)) {
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-static int write_default(const char *name)
-{
-	int fd = open(DEFAULT_CC, O_WRONLY);
-	ssize_t w;
-
-	if (fd < 0)
-		return -1;
-	w = write(fd, name, strlen(name));
-	close(fd);
-	return w == (ssize_t)strlen(name) ? 0 : -1;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int count(const void *rec, void *arg)
-{
-	const struct vk_swap_rec *r = rec;
-	struct swap_counts *c = arg;
-
-	if (r->result == VK_SWAP_UPGRADED)
-		c->upgraded++;
-	if (r->result == VK_SWAP_MOVED || r->result == VK_SWAP_UPGRADED)
-		c->moved++;
-	else if (r->result == VK_SWAP_ALREADY)
-		c->already++;
-	else if (!c->failed++)
-		c->first_err = r->err;
-	return 0;
-}
-
-/* Walk this namespace's TCP sockets once, moving the selected ones. */
-static int move_established(const struct vk_swap_cfg *cfg, struct swap_counts *c, char *err)
-{
-	struct bpf_object *obj;
-	struct bpf_link *link = NULL;
-	struct vk_swap_cfg *rw;
-	char why[VK_ERR_MAX] = "";
-	int ret = -1;
-	double t0;
-
-	obj = vk_iter_open("vk_swap_iter", vk_swap_iter_elf_bytes, NULL, err);
-	if (!obj)
-		return -1;
-	rw = vk_obj_global(obj, ".data", "cfg", sizeof(*rw));
-	if (!rw) {
-		vk_err(err, "embedded swap iterator is malformed (build mismatch)");
-		goto out;
-	}
-	*rw = *cfg;
-	if (vk_iter_load(obj, why)) {
-		vk_err(err, "cannot load the swap iterator: %s (Linux >= 5.15 is needed for bpf_setsockopt from iter/tcp)", why);
-		goto out;
-	}
-	t0 = now_ms();
-	link = vk_iter_attach(obj, "vk_swap", NULL, "swap", err);
-	if (link)
-		ret = vk_iter_each(link, sizeof(struct vk_swap_rec), count, c, "swap", err);
-	c->ms = now_ms() - t0;
-out:
-	bpf_link__destroy(link);
-	bpf_object__close(obj);
-	return ret;
-}
 
 enum { OPT_NETNS = VK_OPT_CMD, OPT_FROM };
 
@@ -187,7 +92,7 @@ int vk_cmd_swap(int argc, char **argv)
 	struct swap_args a = {};
 	struct vk_swap_cfg *cfg = &a.cfg;
 	const struct vk_filter *flt = &a.cfg.filter;
-	struct swap_counts c = {};
+	struct vk_move_counts c = {};
 	char err[VK_ERR_MAX] = "", prev[64] = "";
 	const char *target, *netns;
 	bool set_default, move;
@@ -216,8 +121,8 @@ int vk_cmd_swap(int argc, char **argv)
 	}
 	if (netns && vk_netns_enter_named(netns, err))
 		return vk_die(err);
-	if (read_default(prev, sizeof(prev)))
-		return vk_die("cannot read " DEFAULT_CC);
+	if (vk_default_read(prev, sizeof(prev)))
+		return vk_die("cannot read " VK_DEFAULT_CC);
 	/*
 	 * Outside the initial namespace the kernel refuses a restricted default
 	 * (tcp_set_default_congestion_control), and that refusal leaks a
@@ -229,17 +134,17 @@ int vk_cmd_swap(int argc, char **argv)
 			 target);
 		return vk_die(err);
 	}
-	if (set_default && write_default(target)) {
+	if (set_default && vk_default_write(target)) {
 		snprintf(err, sizeof(err), "cannot set the default to '%s': %s", target, strerror(errno));
 		return vk_die(err);
 	}
 	vk_crash_point("swap:default-set");
-	if (move && move_established(cfg, &c, err)) {
+	if (move && vk_move_established(cfg, &c, err)) {
 		/*
 		 * All or nothing. prev is safe to write back: a controller that
 		 * became a default was made unrestricted by the kernel then.
 		 */
-		if (set_default && write_default(prev))
+		if (set_default && vk_default_write(prev))
 			snprintf(err + strlen(err), VK_ERR_MAX - strlen(err),
 				 "; and restoring the default '%s' failed: %s", prev, strerror(errno));
 		return vk_die(err);

@@ -22,6 +22,9 @@ static const struct vk_cmd commands[] = {
 	CMD(trace, "stream per-ACK and per-RTT records (CSV by default)"),
 	MUTATING(swap, "make CC the default and move established connections onto it; swap back to roll back"),
 	CMD(features, "which kernel features vegaskit uses are here"),
+	MUTATING(apply, "bring the host to the state a configuration file declares (--dry-run: the plan)"),
+	CMD(export, "the live state as a configuration file apply reads"),
+	MUTATING(reset, "back to the kernel's controllers: defaults and connections moved, all unloaded"),
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

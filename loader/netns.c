@@ -48,6 +48,28 @@ int vk_netns_enter_named(const char *name, char *err)
 	return 0;
 }
 
+int vk_netns_in(const char *name, int (*fn)(void *arg), void *arg, char *err)
+{
+	int home, ret;
+
+	if (!name)
+		return fn(arg);
+	home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (home < 0)
+		return vk_err(err, "cannot open this network namespace: %s", strerror(errno));
+	if (vk_netns_enter_named(name, err)) {
+		close(home);
+		return -1;
+	}
+	ret = fn(arg);
+	if (setns(home, CLONE_NEWNET)) {
+		vk_err(err, "cannot return to the original network namespace: %s", strerror(errno));
+		ret = -1;
+	}
+	close(home);
+	return ret;
+}
+
 struct walk {
 	vk_netns_fn fn;
 	void *arg;

@@ -22,6 +22,12 @@ int vk_netns_path(const char *name, char *path, size_t n, char *err);
 int vk_netns_enter_named(const char *name, char *err);
 
 /*
+ * Call fn(arg) inside the namespace `ip netns` calls name (NULL: where we are)
+ * and come back: fn's return, or -1 with err if the namespace cannot be
+ * entered or left.
+ */
+int vk_netns_in(const char *name, int (*fn)(void *arg), void *arg, char *err);
+/*
  * Call fn once per distinct network namespace, from inside it; return to the
  * caller's namespace after each call and at the end. A namespace no task and
  * no mount holds (only sockets keep it alive) cannot be entered and is not

@@ -304,6 +304,19 @@ void vk_params_print(FILE *f, const struct vk_params *p, bool json)
 		fputc('}', f);
 }
 
+void vk_params_print_toml(FILE *f, const struct vk_params *p)
+{
+	for (size_t i = 0; i < vk_nr_param_descs; i++) {
+		const struct vk_param_desc *d = &vk_param_descs[i];
+
+		if (!(d->variants & (1u << p->variant)))
+			continue;
+		fprintf(f, "%s = ", d->key);
+		print_value(f, d, vk_param_value(p, d), true);	/* JSON's values are TOML's */
+		fputc('\n', f);
+	}
+}
+
 void vk_presets_print(FILE *f, enum vk_variant v, bool json)
 {
 	bool first = true;

@@ -56,6 +56,8 @@ int vk_params_validate(const struct vk_params *p, char *err);
 void vk_presets_print(FILE *f, enum vk_variant v, bool json);
 /* "alpha=2 beta=4 ..." or a JSON object of the keys that apply to the variant. */
 void vk_params_print(FILE *f, const struct vk_params *p, bool json);
+/* "key = value" lines of the keys that apply to the variant (TOML, as export writes). */
+void vk_params_print_toml(FILE *f, const struct vk_params *p);
 unsigned vk_param_value(const struct vk_params *p, const struct vk_param_desc *d);
 
 #endif

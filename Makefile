@@ -22,10 +22,10 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps deps-vm test test-unit demo results model-validation bench clean vm-test native-ab concurrency fuzz reliability
+.PHONY: all deps deps-vm install uninstall test test-unit demo results model-validation bench clean vm-test native-ab concurrency fuzz reliability
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/vegasctl $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY)
+all: $(BUILD)/vegasctl $(BUILD)/vegasctl.8 $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY)
 
 $(BUILD):
 	mkdir -p $@
@@ -36,6 +36,53 @@ $(BUILD)/vmlinux.h: | $(BUILD)
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(BUILD)/vmlinux.h
 	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
+
+# The manual, from vegasctl's own --help texts (tools/gen_man.py).
+$(BUILD)/vegasctl.8: $(BUILD)/vegasctl tools/gen_man.py
+	python3 tools/gen_man.py $(BUILD)/vegasctl > $@
+
+# make install [PREFIX=/usr/local] [DESTDIR=...]: vegasctl, its manual, the trace
+# tools, vegaskit.service and an example configuration (docs/DESIGN.md §4.9).
+# The configuration itself is the operator's: never written, never removed.
+PREFIX		?= /usr/local
+SYSCONFDIR	?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SBINDIR		:= $(PREFIX)/sbin
+UNITDIR		?= $(PREFIX)/lib/systemd/system
+SHAREDIR	:= $(PREFIX)/share/vegaskit
+TRACE_TOOLS	:= $(notdir $(wildcard tools/trace/*.py tools/trace/*.bt))
+INSTALLED	:= $(SBINDIR)/vegasctl $(PREFIX)/share/man/man8/vegasctl.8 \
+		   $(UNITDIR)/vegaskit.service $(SHAREDIR)/vegaskit.toml.example \
+		   $(SHAREDIR)/vegaskit.default \
+		   $(TRACE_TOOLS:%=$(SHAREDIR)/trace/%) \
+		   $(patsubst %,$(SBINDIR)/vegaskit-%,$(basename $(filter-out tracecommon.py,$(TRACE_TOOLS))))
+
+install: $(BUILD)/vegasctl $(BUILD)/vegasctl.8
+	install -D -m 0755 $(BUILD)/vegasctl $(DESTDIR)$(SBINDIR)/vegasctl
+	install -D -m 0644 $(BUILD)/vegasctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/vegasctl.8
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SHAREDIR)/trace
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		tools/systemd/vegaskit.service.in > $(DESTDIR)$(UNITDIR)/vegaskit.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/vegaskit.service
+	install -m 0644 tools/systemd/vegaskit.toml.example tools/systemd/vegaskit.default \
+		$(DESTDIR)$(SHAREDIR)/
+	install -m 0755 $(addprefix tools/trace/,$(TRACE_TOOLS)) $(DESTDIR)$(SHAREDIR)/trace/
+	chmod 0644 $(DESTDIR)$(SHAREDIR)/trace/tracecommon.py
+	# the tools by name: .bt are bpftrace's, .py bcc's (tcpcwnd -> vegaskit-tcpcwnd, -bt)
+	for t in $(basename $(filter %.py,$(filter-out tracecommon.py,$(TRACE_TOOLS)))); do \
+		ln -sf ../share/vegaskit/trace/$$t.py $(DESTDIR)$(SBINDIR)/vegaskit-$$t; done
+	for t in $(basename $(filter %.bt,$(TRACE_TOOLS))); do \
+		ln -sf ../share/vegaskit/trace/$$t.bt $(DESTDIR)$(SBINDIR)/vegaskit-$$t-bt; done
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/vegaskit $(DESTDIR)$(SYSCONFDIR)/default
+	test -e $(DESTDIR)$(SYSCONFDIR)/default/vegaskit || \
+		install -m 0644 tools/systemd/vegaskit.default $(DESTDIR)$(SYSCONFDIR)/default/vegaskit
+	@echo "installed under $(DESTDIR)$(PREFIX); configure $(SYSCONFDIR)/vegaskit/vegaskit.toml" \
+		"(example: $(SHAREDIR)/vegaskit.toml.example), then: systemctl enable --now vegaskit"
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) \
+		$(patsubst %,$(DESTDIR)$(SBINDIR)/vegaskit-%-bt,$(basename $(filter %.bt,$(TRACE_TOOLS))))
+	-rmdir $(DESTDIR)$(SHAREDIR)/trace $(DESTDIR)$(SHAREDIR) 2>/dev/null
+	@echo "left alone: $(SYSCONFDIR)/vegaskit and $(SYSCONFDIR)/default/vegaskit (the operator's)"
 
 # vegasctl embeds the objects (loader/embed.h), so it runs from anywhere.
 $(BUILD)/vegasctl: $(LOADER_SRCS) $(LOADER_HDRS) bpf/vk_intf.h $(BPF_OBJS)

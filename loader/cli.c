@@ -15,24 +15,66 @@
 
 struct vk_cli vk_cli;
 
+size_t vk_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0], len, min, cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, min = 0x80, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, min = 0x800, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, min = 0x10000, cp = c & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (unsigned k = 1; k < len; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[k] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
 int vk_die(const char *msg)
 {
+	size_t n, len;
+
 	/* A backstop: a failure must never be reported as an empty line. */
 	if (!msg || !*msg)
 		msg = "failed without a message (a vegasctl bug: rerun with -v and report it)";
-	fprintf(stderr, "vegasctl: %s\n", msg);
+	/* ... nor as two lines, nor as bytes a terminal or a log cannot read:
+	 * messages quote what the user gave, cut to fit */
+	fputs("vegasctl: ", stderr);
+	for (n = strlen(msg); n; msg += len, n -= len) {
+		len = vk_utf8_len((const unsigned char *)msg, n);
+		if (!len || (len == 1 && ((*msg < 0x20 && *msg != '\t') || *msg == 0x7f)))
+			fputc('?', stderr), len = 1;
+		else
+			fwrite(msg, 1, len, stderr);
+	}
+	fputc('\n', stderr);
 	return 1;
 }
 
 int vk_usage_error(const char *fmt, ...)
 {
+	char msg[VK_ERR_MAX + 32];
 	va_list ap;
+	int n;
 
-	fputs("vegasctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(msg, VK_ERR_MAX, fmt, ap);
 	va_end(ap);
-	fputs(" (see: vegasctl --help)\n", stderr);
+	if (n >= VK_ERR_MAX)
+		n = VK_ERR_MAX - 1;
+	snprintf(msg + n, sizeof(msg) - n, " (see: vegasctl --help)");
+	vk_die(msg);
 	return 2;
 }
 

@@ -11,6 +11,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define VK_ERR_MAX 256		/* every `char *err` buffer: one message line */
 
@@ -34,7 +35,10 @@ struct vk_cli {
 };
 extern struct vk_cli vk_cli;
 
-/* One line "vegasctl: msg" on stderr; returns the exit status 1. */
+/* The length of the valid UTF-8 character at s (n bytes left), or 0. */
+size_t vk_utf8_len(const unsigned char *s, size_t n);
+/* One line "vegasctl: msg" on stderr, whatever msg holds (invalid UTF-8 and
+ * control characters shown as '?'); returns the exit status 1. */
 int vk_die(const char *msg);
 /* A usage error: "vegasctl: msg (see: vegasctl --help)"; returns 2. */
 int vk_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -34,7 +34,15 @@ const char vk_usage_apply[] =
 	"  --dry-run   print the plan, a diff against the live state, and change nothing\n"
 	"  --check     only read and check FILE (no root needed): print what it declares\n"
 	"Controllers the file does not name are left alone. A second apply of the same\n"
-	"file changes nothing; a failed step undoes the ones before it.\n";
+	"file changes nothing; a failed step undoes the ones before it.\n"
+	"FILE, a strict subset of TOML (what it leaves out is refused with its line):\n"
+	"  [controller.NAME]   variant = \"vegas_a\"   preset = \"paper\"   unrestricted = true\n"
+	"                      and any parameter of the variant: alpha = 1, gain = 0.5\n"
+	"  [host]              default = \"NAME\"      the initial namespace's default\n"
+	"  [netns.NAME]        default = \"NAME\"      a namespace `ip netns` names\n"
+	"  [[move]]            to = \"NAME\" and filters: netns = \"N\", from = [\"cubic\"],\n"
+	"                      lport, rport, port = 443, addr = \"198.18.0.1\"\n"
+	"unrestricted = true is never taken back by a later file: unload to undo it.\n";
 
 enum step_kind { ST_LOAD, ST_RELOAD, ST_REPLACE, ST_SET, ST_DEFAULT, ST_MOVE };
 static const char *const step_names[] = { "load", "reload", "replace", "set", "default", "move" };
@@ -437,14 +445,16 @@ static int execute(struct plan *pl, char *err)
 	char e2[VK_ERR_MAX] = "", point[32];
 
 	for (int i = 0; i < pl->n; i++) {
-		if (run_step(&pl->s[i], e2)) {
+		snprintf(point, sizeof(point), "apply:step%d", i + 1);
+		if (vk_fail_point(point) ? vk_err(e2, "failed at %s (VEGASCTL_FAIL_AT)", point) :
+		    run_step(&pl->s[i], e2)) {
 			snprintf(err, VK_ERR_MAX, "apply: '%.80s' failed: %.120s", pl->s[i].what + 2, e2);
 			roll_back(pl, i, err);
 			return -1;
 		}
 		if (!vk_cli.json)
 			print_step(&pl->s[i], i == 0, false);
-		snprintf(point, sizeof(point), "apply:step%d", i + 1);
+		fflush(stdout);
 		vk_crash_point(point);
 	}
 	return 0;
@@ -502,8 +512,8 @@ int vk_cmd_apply(int argc, char **argv)
 		if (!pl.n)
 			printf("nothing to change: the host is as %s declares\n", file);
 		else if (dry_run)
-			printf("plan: %d change%s (vegasctl apply %s makes them)\n", pl.n,
-			       pl.n == 1 ? "" : "s", file);
+			printf("plan: %d change%s (vegasctl apply %s makes %s)\n", pl.n,
+			       pl.n == 1 ? "" : "s", file, pl.n == 1 ? "it" : "them");
 		else
 			printf("applied: %d change%s\n", pl.n, pl.n == 1 ? "" : "s");
 	}

@@ -24,15 +24,30 @@ struct parser {
 };
 
 static int fail(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* How many of s's first max bytes end on a character boundary (s is UTF-8). */
+static int cut(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	if (n == max)
+		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	return (int)n;
+}
+
 static int fail(struct parser *ps, const char *fmt, ...)
 {
 	char msg[VK_ERR_MAX];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return vk_err(ps->err, "%s:%d: %s", ps->name, ps->line, msg);
+	n = snprintf(ps->err, VK_ERR_MAX, "%s:%d: ", ps->name, ps->line);
+	if (n < VK_ERR_MAX)
+		snprintf(ps->err + n, VK_ERR_MAX - n, "%.*s", cut(msg, VK_ERR_MAX - n - 1), msg);
+	return -1;
 }
 
 const char *vk_conf_type_name(enum vk_conf_type t)
@@ -43,36 +58,30 @@ const char *vk_conf_type_name(enum vk_conf_type t)
 	return t <= VK_CONF_STRS ? names[t] : "?";
 }
 
-/* RFC 3629 UTF-8, as TOML requires of a document: 0, or the offset of the first bad byte + 1. */
+/* TOML documents are UTF-8: 0, or the offset of the first bad byte + 1. */
 static unsigned long bad_utf8(const unsigned char *s, unsigned long n)
 {
-	for (unsigned long i = 0; i < n;) {
-		unsigned c = s[i], len, min, cp;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			len = 2, min = 0x80, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			len = 3, min = 0x800, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			len = 4, min = 0x10000, cp = c & 0x07;
-		else
+	for (unsigned long i = 0, len; i < n; i += len) {
+		len = vk_utf8_len(s + i, n - i);
+		if (!len)
 			return i + 1;
-		if (i + len > n)
-			return i + 1;
-		for (unsigned k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return i + 1;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return i + 1;
-		i += len;
 	}
 	return 0;
+}
+
+/* The character at ps->p for a message: whole, even when it takes several bytes (the
+ * document is valid UTF-8 by then, so the lead byte gives the length). */
+static const char *shown(const struct parser *ps)
+{
+	static char buf[5];
+	unsigned char c = (unsigned char)*ps->p;
+	size_t n = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+
+	if (n > (size_t)(ps->end - ps->p))
+		n = 1;
+	memcpy(buf, ps->p, n);
+	buf[n] = '\0';
+	return buf;
 }
 
 static bool is_bare(char ch)
@@ -93,8 +102,8 @@ static int expect_eol(struct parser *ps, const char *after)
 	skip_ws(ps);
 	if (ps->p == ps->end || *ps->p == '#')
 		return 0;
-	return fail(ps, "unexpected '%c' after %s (one key = value or [table] a line)", *ps->p,
-		    after);
+	return fail(ps, "unexpected '%s' after %s (one key = value or [table] a line)",
+		    shown(ps), after);
 }
 
 static char *dup_n(struct parser *ps, const char *s, size_t n)
@@ -212,7 +221,7 @@ static int parse_key(struct parser *ps, char **out)
 	while (ps->p < ps->end && is_bare(*ps->p))
 		ps->p++;
 	if (ps->p == s)
-		return ps->p < ps->end ? fail(ps, "expected a key, found '%c'", *ps->p)
+		return ps->p < ps->end ? fail(ps, "expected a key, found '%s'", shown(ps))
 				       : fail(ps, "expected a key");
 	*out = dup_n(ps, s, ps->p - s);
 	return *out ? 0 : -1;
@@ -246,8 +255,10 @@ static int parse_number(struct parser *ps, struct vk_conf_kv *kv)
 
 	if (!buf)
 		return fail(ps, "out of memory");
-	if (*ps->p == '+' || *ps->p == '-')
+	if (*ps->p == '-')
 		*o++ = *ps->p++;
+	else if (*ps->p == '+')		/* +5 is 5 */
+		ps->p++;
 	if (ps->end - ps->p >= 2 && ps->p[0] == '0' && strchr("xob", ps->p[1])) {
 		free(buf);
 		return fail(ps, "only decimal numbers are supported here");
@@ -259,7 +270,7 @@ static int parse_number(struct parser *ps, struct vk_conf_kv *kv)
 	if (ps->p < ps->end && *ps->p == '0' && ps->p + 1 < ps->end && (digit(ps->p[1]) || ps->p[1] == '_')) {
 		free(buf);
 		return fail(ps, "a number may not start with 0 in TOML: '%.*s'",
-			    (int)(ps->end - s > 20 ? 20 : ps->end - s), s);
+			    cut(s, strcspn(s, " \t#\r\n") > 20 ? 20 : strcspn(s, " \t#\r\n")), s);
 	}
 	kv->type = VK_CONF_INT;
 	if (digits(ps, &o))
@@ -284,7 +295,8 @@ static int parse_number(struct parser *ps, struct vk_conf_kv *kv)
 bad:
 	free(buf);
 	ps->p = s;
-	return fail(ps, "'%.*s' is not a TOML number", (int)strcspn(s, " \t#\r\n"), s);
+	return fail(ps, "'%.*s' is not a TOML number",
+		    cut(s, strcspn(s, " \t#\r\n") > 40 ? 40 : strcspn(s, " \t#\r\n")), s);
 }
 
 /* ["a", "b"]: strings only, on one line, a trailing comma allowed. */
@@ -362,7 +374,7 @@ static int parse_value(struct parser *ps, struct vk_conf_kv *kv)
 	}
 	ps->p = s;
 	return fail(ps, "'%.*s' is not a value (a string is written in quotes)",
-		    (int)(strcspn(s, " \t#\r\n") > 40 ? 40 : strcspn(s, " \t#\r\n")), s);
+		    cut(s, strcspn(s, " \t#\r\n") > 40 ? 40 : strcspn(s, " \t#\r\n")), s);
 }
 
 static bool same_path(const struct vk_conf_table *t, char **path, int depth)
@@ -618,6 +630,7 @@ int vk_conf_read(const char *file, struct vk_conf *c, char *err)
 		ret = vk_err(err, "%s is larger than %u bytes: not a vegaskit configuration", file,
 			     VK_CONF_MAX_BYTES);
 	} else {
+		buf[n] = '\0';	/* the parser's strcspn stops here at the latest */
 		ret = vk_conf_parse(file, buf, n, c, err);
 	}
 	free(buf);

@@ -19,8 +19,8 @@
 
 enum vk_conf_type {
 	VK_CONF_STR,
-	VK_CONF_INT,		/* text: decimal digits, sign kept, '_' removed */
-	VK_CONF_REAL,		/* text: digits '.' digits, sign kept, '_' removed */
+	VK_CONF_INT,		/* text: decimal digits, a '-' kept, '+' and '_' removed */
+	VK_CONF_REAL,		/* text: digits '.' digits, the same */
 	VK_CONF_BOOL,		/* text: "true" or "false" */
 	VK_CONF_STRS,		/* an array of strings */
 };

@@ -27,3 +27,10 @@ bool vk_refused(const char *feature)
 
 	return r && !strcmp(r, feature);
 }
+
+bool vk_fail_point(const char *point)
+{
+	const char *at = getenv("VEGASCTL_FAIL_AT");
+
+	return at && !strcmp(at, point);
+}

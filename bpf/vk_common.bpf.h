@@ -37,6 +37,7 @@ struct vk_ca {
 	__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
 	__u8 doing_vegas;	/* 1 in TCP_CA_Open */
 	__u8 ss_grow;		/* ss_every_other_rtt: this RTT grows the window */
+	__u8 counted;		/* init counted it in vk_stats: release may uncount it */
 };
 _Static_assert(sizeof(struct vk_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct vk_ca must fit icsk_ca_priv (104 bytes)");
@@ -53,6 +54,21 @@ struct vk_params vk_params SEC(".data.params") = {
 };
 
 #include "vk_flows_map.bpf.h"
+
+/* This instance's counters (struct vk_stats); vegasctl pins it as cc/NAME/stats. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vk_stats);
+} vk_stats SEC(".maps");
+
+static __always_inline struct vk_stats *vk_stats_here(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&vk_stats, &zero);
+}
 
 /* Trace records for `vegasctl trace`, shared by every instance (pinned by name). */
 struct {
@@ -239,6 +255,18 @@ static __always_inline void vk_record(struct sock *sk, const struct vk_ca *ca,
 		f->rule_count[d->rule]++;
 }
 
+/* The instance's totals, per CPU: no atomics on the decision path. */
+static __always_inline void vk_count_decision(__u32 rule)
+{
+	struct vk_stats *st = vk_stats_here();
+
+	if (!st)
+		return;
+	st->decisions++;
+	if (rule < VK_NR_RULES)
+		st->rule_count[rule]++;
+}
+
 /*
  * Packets sent since the round began, the ns-2 agent's rttLen
  * (t_seqno_ - v_begseq_): bytes past beg_snd_nxt in whole segments, a partial
@@ -289,6 +317,7 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		tp->snd_ssthresh = d.ssthresh;
 	}
 	vk_record(sk, ca, &s, &d);
+	vk_count_decision(d.rule);
 	if ((p.trace & VK_TRACE_DECISIONS) && vk_trace_leased())
 		vk_trace_decision(sk, &p, &s, &before, &d);
 	ca->cnt_rtt = 0;
@@ -307,9 +336,18 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 SEC("struct_ops")
 void BPF_PROG(vk_init, struct sock *sk)
 {
+	struct tcp_sock *tp = vk_tp(sk);
+	struct vk_stats *st = vk_stats_here();
 	struct vk_flow *f;
 
 	vk_reset(sk);
+	if (st) {
+		st->inits++;
+		/* a new connection starts here before any data: one with data is a move */
+		if (tp->bytes_sent || tp->bytes_received)
+			st->moved_in++;
+		vk_ca(sk)->counted = 1;
+	}
 	if (!vk_params.keep_base_rtt)
 		return;
 	f = bpf_sk_storage_get(&vk_flows, sk, 0, 0);
@@ -380,6 +418,20 @@ __u32 BPF_PROG(vk_ssthresh, struct sock *sk)
 	return vk_loss_ssthresh(vk_tp(sk)->snd_cwnd, vk_params.loss_cut);
 }
 
+/* Closed or moved away (the kernel calls release on both, even for a socket
+ * never initialised: counted says whether init saw it). */
+SEC("struct_ops")
+void BPF_PROG(vk_release, struct sock *sk)
+{
+	struct vk_stats *st;
+
+	if (!vk_ca(sk)->counted)
+		return;
+	st = vk_stats_here();
+	if (st)
+		st->releases++;
+}
+
 SEC("struct_ops")
 __u32 BPF_PROG(vk_undo_cwnd, struct sock *sk)
 {
@@ -396,6 +448,7 @@ struct tcp_congestion_ops vk_ops = {
 	.cwnd_event	= (void *)vk_cwnd_event,
 	.pkts_acked	= (void *)vk_pkts_acked,
 	.undo_cwnd	= (void *)vk_undo_cwnd,
+	.release	= (void *)vk_release,
 	.name		= VK_CA_NAME,
 };
 

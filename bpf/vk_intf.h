@@ -159,6 +159,19 @@ struct vk_flow {
 	__u64 rule_count[VK_NR_RULES];
 };
 
+/*
+ * An instance's counters, for `vegasctl metrics` (docs/DESIGN.md §4.9): one
+ * per CPU, summed by the reader; pinned as cc/NAME/stats and kept across a
+ * `load --replace`, so old and new code count into the same totals.
+ */
+struct vk_stats {
+	__u64 inits;		/* sockets that started on it or were moved onto it */
+	__u64 moved_in;		/* of them: moved onto it with data already sent or received */
+	__u64 releases;		/* of them: closed, or moved away */
+	__u64 decisions;	/* per-RTT decisions */
+	__u64 rule_count[VK_NR_RULES];
+};
+
 /* Which connection: the identity shared by trace records and `vegasctl flows`. */
 struct vk_flow_id {
 	__u32 netns;		/* network namespace inode number */
@@ -202,7 +215,7 @@ struct vk_swap_cfg {
 	char target[VK_NAME_MAX];	/* controller to move sockets onto */
 	struct vk_filter filter;	/* which sockets (--from is its controller list) */
 	__u32 count_only;		/* 1: move nothing; "moved" counts sockets not on
-					 * target's name (apply's plan, docs/DESIGN.md §4.8) */
+					 * target's name (apply's plan, docs/DESIGN.md §4.7) */
 };
 
 enum vk_swap_result {

@@ -148,5 +148,6 @@ VK_DECLARE_CMD(features);
 VK_DECLARE_CMD(apply);
 VK_DECLARE_CMD(export);
 VK_DECLARE_CMD(reset);
+VK_DECLARE_CMD(metrics);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vegasctl apply FILE: bring the host to the state a configuration file
- * declares (docs/DESIGN.md §4.8). The plan is the difference between the file
+ * declares (docs/DESIGN.md §4.7). The plan is the difference between the file
  * and the live state, computed before anything changes: controllers to load,
  * reload (an interrupted load), replace (another variant, or unrestricted now)
  * or retune, namespace defaults to set, established connections to move. An
@@ -30,7 +30,7 @@ const char vk_usage_apply[] =
 	"apply FILE [--dry-run | --check] [--json]\n"
 	"\n"
 	"  FILE        the state to reach: [controller.NAME], [host], [netns.NAME] and\n"
-	"              [[move]] tables (TOML; see docs/DESIGN.md §4.8, or vegasctl export)\n"
+	"              [[move]] tables (TOML; see docs/DESIGN.md §4.7, or vegasctl export)\n"
 	"  --dry-run   print the plan, a diff against the live state, and change nothing\n"
 	"  --check     only read and check FILE (no root needed): print what it declares\n"
 	"Controllers the file does not name are left alone. A second apply of the same\n"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vegasctl export: the live state as a configuration file `apply` reads
- * (docs/DESIGN.md §4.8): every committed instance with its variant, its
+ * (docs/DESIGN.md §4.7): every committed instance with its variant, its
  * restrictedness and every parameter; the host's default; the default of
  * every namespace `ip netns` names. Connections are not state: no [[move]].
  */
@@ -110,7 +110,7 @@ int vk_cmd_export(int argc, char **argv)
 	if (vk_default_read(host, sizeof(host)))
 		return vk_die("cannot read " VK_DEFAULT_CC);
 	printf("# The state of this host, as `vegasctl export` read it.\n"
-	       "# `vegasctl apply FILE` brings a host to it (docs/DESIGN.md §4.8).\n\n");
+	       "# `vegasctl apply FILE` brings a host to it (docs/DESIGN.md §4.7).\n\n");
 	if (export_instances(err))
 		return vk_die(err);
 	printf("[host]\ndefault = \"%s\"\n\n", host);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vegasctl reset: the host back to the kernel's own controllers, dropping no
- * connection (docs/DESIGN.md §4.8; what vegaskit.service does on stop). In
+ * connection (docs/DESIGN.md §4.7; what vegaskit.service does on stop). In
  * every network namespace a task or a mount holds: a default that is one of
  * ours becomes CC, and established connections on ours move to CC. Then
  * every instance is unloaded. Idempotent: on a host without vegaskit it

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The configuration file `vegasctl apply` reads and `export` writes: a strict
- * subset of TOML 1.0 (docs/DESIGN.md §4.8). Whatever this parser accepts,
+ * subset of TOML 1.0 (docs/DESIGN.md §4.7). Whatever this parser accepts,
  * every TOML parser reads the same way; whatever TOML allows beyond the subset
  * (inline tables, dotted keys, multi-line strings and arrays, dates, hex,
  * exponents, tables under an array of tables) is refused with its

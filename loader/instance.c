@@ -132,6 +132,8 @@ static int remove_pins(const char *name, const char *dir)
 	unlink(pin);
 	path_of(pin, name, "ops");
 	unlink(pin);
+	path_of(pin, name, "stats");
+	unlink(pin);
 	ret = rmdir(dir);
 	e = errno;
 	prune_root();
@@ -152,6 +154,41 @@ static int stamp_ops_map_id(struct bpf_map *params, struct bpf_map *ops)
 		return -1;
 	p.ops_map_id = info.id;
 	return bpf_map_update_elem(bpf_map__fd(params), &key, &p, BPF_ANY);
+}
+
+/*
+ * The counters are the instance's, not the code's: a replacement counts into
+ * the pinned map of the code it replaces (old sockets release into it), so
+ * metrics stay monotonic across an upgrade. A fresh load has none yet.
+ */
+static int reuse_stats(struct bpf_object *obj, const char *name, char *err)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "vk_stats");
+	char pin[PIN_PATH_MAX];
+	int fd, ret = 0;
+
+	path_of(pin, name, "stats");
+	fd = m ? bpf_obj_get(pin) : -1;
+	if (fd < 0)
+		return 0;
+	if (bpf_map__reuse_fd(m, fd))
+		ret = vk_err(err, "cannot reuse %s: %s", pin, strerror(errno));
+	close(fd);
+	return ret;
+}
+
+/* Pin the counters if they are not yet (a fresh load, or a replace of older code). */
+static int pin_stats(struct bpf_object *obj, const char *name, char *err)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "vk_stats");
+	char pin[PIN_PATH_MAX];
+
+	path_of(pin, name, "stats");
+	if (!m || !access(pin, F_OK))
+		return 0;
+	if (bpf_map__pin(m, pin))
+		return vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
+	return 0;
 }
 
 /*
@@ -191,6 +228,8 @@ static struct bpf_object *prepare(const struct vk_variant_desc *v, const char *n
 		vk_err(err, "cannot prepare a map registration: %s", strerror(errno));
 		goto fail;
 	}
+	if (reuse_stats(obj, name, err))
+		goto fail;
 	if (bpf_object__load(obj)) {
 		vk_err(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",
 		     v->name, strerror(errno));
@@ -314,7 +353,7 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		return -1;
 	}
 	obj = prepare(v, name, p, by_map, &om, &pm, err);
-	if (!obj)
+	if (!obj || pin_stats(obj, name, err))
 		goto out;
 	if (!by_map) {
 		ret = register_link(name, om, pm, err);
@@ -388,7 +427,7 @@ int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 		vk_err(err, "replaced, but cannot move %s to %s: %s", next, pin, strerror(errno));
 		goto out;
 	}
-	ret = 0;
+	ret = pin_stats(obj, name, err);
 out:
 	bpf_object__close(obj);
 	bpf_link__disconnect(link);	/* keep the kernel link: it is pinned */
@@ -591,4 +630,46 @@ int vk_instance_names(char (**names)[VK_NAME_MAX])
 		qsort(v, n, sizeof(*v), cmp_names);
 	*names = v;
 	return (int)n;
+}
+
+int vk_instance_stats(const char *name, struct vk_stats *st, char *err)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd, key = 0, ret = 0;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char pin[PIN_PATH_MAX];
+	struct vk_stats *per;
+
+	memset(st, 0, sizeof(*st));
+	if (ncpu <= 0)
+		return vk_err(err, "cannot count the CPUs: %s", strerror(-ncpu));
+	path_of(pin, name, "stats");
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return 1;
+	/* another layout (another vegaskit version): no counters we can read */
+	if (bpf_map_get_info_by_fd(fd, &info, &len) || info.value_size != sizeof(*st)) {
+		close(fd);
+		return 1;
+	}
+	per = calloc(ncpu, sizeof(*per));	/* 8-byte aligned values: no padding needed */
+	if (!per) {
+		close(fd);
+		return vk_err(err, "out of memory");
+	}
+	if (bpf_map_lookup_elem(fd, &key, per)) {
+		ret = vk_err(err, "cannot read %s: %s", pin, strerror(errno));
+	} else {
+		for (int c = 0; c < ncpu; c++) {
+			st->inits += per[c].inits;
+			st->moved_in += per[c].moved_in;
+			st->releases += per[c].releases;
+			st->decisions += per[c].decisions;
+			for (int r = 0; r < VK_NR_RULES; r++)
+				st->rule_count[r] += per[c].rule_count[r];
+		}
+	}
+	free(per);
+	close(fd);
+	return ret;
 }

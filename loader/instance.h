@@ -62,6 +62,9 @@ int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 int vk_instance_read(const char *name, struct vk_instance *inst, char *err);
 int vk_instance_write_params(const char *name, const struct vk_params *p, char *err);
 int vk_instance_unload(const char *name, char *err);
+/* The instance's counters summed over CPUs: 0, 1 if it has none (loaded by an
+ * older vegaskit), -1 with err. */
+int vk_instance_stats(const char *name, struct vk_stats *st, char *err);
 /*
  * The instance names under VK_PIN_CC, sorted, in a malloc'd array (free it,
  * even when empty): returns how many, or -1.

@@ -24,6 +24,7 @@ static const struct vk_cmd commands[] = {
 	CMD(features, "which kernel features vegaskit uses are here"),
 	MUTATING(apply, "bring the host to the state a configuration file declares (--dry-run: the plan)"),
 	CMD(export, "the live state as a configuration file apply reads"),
+	CMD(metrics, "every instance's counters for Prometheus: stdout, a textfile, or served on localhost"),
 	MUTATING(reset, "back to the kernel's controllers: defaults and connections moved, all unloaded"),
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

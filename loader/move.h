@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What `swap`, `apply` and `reset` share (docs/DESIGN.md §4.5, §4.8): the
+ * What `swap`, `apply` and `reset` share (docs/DESIGN.md §4.5, §4.7): the
  * current namespace's default controller, and one walk of its established
  * sockets through the vk_swap_iter program, moving the selected ones (or, to
  * plan, only counting those a move would change).

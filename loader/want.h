@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The state a configuration file declares (docs/DESIGN.md §4.8), read from
+ * The state a configuration file declares (docs/DESIGN.md §4.7), read from
  * its TOML (conf.h) and checked as far as a file alone can be: names, variants,
  * parameters, filters. Whether it fits the running kernel is apply's to find.
  *

@@ -1,4 +1,4 @@
-"""`vegasctl apply`, `export` and `reset` on the live kernel (docs/DESIGN.md §4.8).
+"""`vegasctl apply`, `export` and `reset` on the live kernel (docs/DESIGN.md §4.7).
 
 The files declare two controllers, the default of a namespace of the test's
 own and, where connections run, a move of that namespace's cubic connections.
@@ -8,8 +8,6 @@ own words.
 """
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 import tomllib
 from pathlib import Path
@@ -180,12 +178,19 @@ def test_bad_files_change_nothing(lab_ns, tmp_path):
 
 
 @pytest.mark.needs_kernel("iter_setsockopt")
+def only_ours_loaded() -> None:
+    """reset unloads every vegaskit instance on the host: nobody else's may be there."""
+    others = [i["name"] for i in vegasctl_json("list")["instances"] if i["name"] not in NAMES]
+    assert not others, f"other vegaskit instances are loaded, which reset would unload: {others}"
+
+
 def test_apply_and_reset_under_200_connections_drop_none(allow_cubic, tmp_path):
     """200 byte-checked connections on cubic: apply moves them onto vkap_a and
     makes it the namespace's default, a second file retunes it under them, and
     reset puts every connection and the default back on cubic and unloads all.
     Every connection ends with every byte and a clean close at both ends."""
     conns, seconds = 200, 20
+    only_ours_loaded()
     try:
         with Lab() as lab:
             path = htb_path(lab, 50_000_000, 500)
@@ -224,5 +229,6 @@ def test_apply_and_reset_under_200_connections_drop_none(allow_cubic, tmp_path):
 
 
 def test_reset_on_a_host_without_vegaskit_changes_nothing():
+    only_ours_loaded()
     r = vegasctl("reset")
     assert "0 namespace defaults, 0 connections moved (0 failed), 0 controllers unloaded" in r.stdout, r.stdout

@@ -1,6 +1,6 @@
 """vegasctl's configuration file against Python's own TOML parser (tomllib).
 
-The file is a strict subset of TOML (docs/DESIGN.md §4.8): whatever vegasctl
+The file is a strict subset of TOML (docs/DESIGN.md §4.7): whatever vegasctl
 accepts must mean what any TOML parser reads, and whatever it cannot read
 must be refused in one line, never misread. Documents are generated from
 three kinds of pieces: ones in the subset, valid TOML outside it, and invalid

@@ -42,7 +42,7 @@ $(BUILD)/vegasctl.8: $(BUILD)/vegasctl tools/gen_man.py
 	python3 tools/gen_man.py $(BUILD)/vegasctl > $@
 
 # make install [PREFIX=/usr/local] [DESTDIR=...]: vegasctl, its manual, the trace
-# tools, vegaskit.service and an example configuration (docs/DESIGN.md §4.9).
+# tools, vegaskit.service and an example configuration (docs/DESIGN.md §4.8).
 # The configuration itself is the operator's: never written, never removed.
 PREFIX		?= /usr/local
 SYSCONFDIR	?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)

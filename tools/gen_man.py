@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write vegasctl(8) from vegasctl's own --help texts, so the manual and the
-program cannot disagree (docs/DESIGN.md §4.9).
+program cannot disagree (docs/DESIGN.md §4.8).
 
     python3 tools/gen_man.py build/vegasctl > build/vegasctl.8
 """

@@ -57,7 +57,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 	/usr/bin/python3 -m venv --system-site-packages "$VENV"
 fi
 # The vegaskit package (tools/pyproject.toml), editable: the checkout is what runs.
-"$VENV/bin/python" -c 'import pytest, hypothesis, prometheus_client, vegaskit.testbed' 2>/dev/null ||
+"$VENV/bin/python" -c 'import pytest, hypothesis, prometheus_client, ansible, ansiblelint, vegaskit.testbed' 2>/dev/null ||
 	"$VENV/bin/pip" install -q -e "tools[test]"
 # WITH_VM=1 (make deps-vm, for make vm-test only, so `make test` and CI stay light):
 # qemu (TCG is enough), a static busybox and kmod for virtme-ng's guest init, dpkg to

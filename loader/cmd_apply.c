@@ -56,6 +56,7 @@ struct step {
 	struct vk_instance old;		/* replace/set: what was there */
 	char old_default[VK_NAME_MAX];
 	char what[2 * VK_ERR_MAX];	/* the diff line */
+	char at[NAME_MAX + 8];		/* move: "host" or "netns NAME" */
 	unsigned moved;
 };
 
@@ -306,6 +307,7 @@ static int plan_move(struct plan *pl, const struct vk_want *w, const struct vk_w
 	if (!s)
 		return -1;
 	s->mv = mv;
+	snprintf(s->at, sizeof(s->at), "%s", at);
 	snprintf(s->what, sizeof(s->what), "> move %s: %u connections onto %s", at, m.c.moved,
 		 mv->cfg.target);
 	return 0;
@@ -411,7 +413,8 @@ static void print_step(const struct step *s, bool first, bool dry_run)
 
 	if (!vk_cli.json) {
 		if (s->kind == ST_MOVE && !dry_run)
-			printf("> move: %u connections moved (%s)\n", s->moved, s->what + 2);
+			printf("> move %s: %u connections moved onto %s\n", s->at, s->moved,
+			       s->mv->cfg.target);
 		else
 			printf("%s\n", s->what);
 		return;

@@ -122,7 +122,7 @@ reliability: deps all
 	$(PY) -m vegaskit.cli.reliability $(PYTEST_ARGS)
 
 # Pure logic only (no root, no kernel, no BTF): the decision core, metrics, the model.
-test-unit: $(BUILD)/libvkcore.so $(INTF_PY)
+test-unit: $(BUILD)/libvkcore.so $(INTF_PY) $(BUILD)/vegasctl $(BUILD)/vegasctl.8
 	$(PY) -m pytest -m "not kernel" $(PYTEST_ARGS)
 
 demo: deps all

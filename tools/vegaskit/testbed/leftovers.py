@@ -67,6 +67,19 @@ def record_loaded(owner: str, instance: str) -> None:
         f.write(instance + "\n")
 
 
+def loaded_by_others(pid: int) -> set[str]:
+    """Controllers that live owners other than process `pid` have noted they load: a
+    concurrent run's, which a check for leaks must neither blame nor unload."""
+    out: set[str] = set()
+    if LEDGER_DIR.is_dir():
+        for path in LEDGER_DIR.iterdir():
+            m = _LEDGER_RE.match(path.name)
+            if m and int(m.group(1)) != pid and _alive(int(m.group(1))):
+                with contextlib.suppress(FileNotFoundError):
+                    out.update(path.read_text().split())
+    return out
+
+
 def forget_loaded(owner: str) -> None:
     """The owner unloaded what it loaded: its ledger goes."""
     with contextlib.suppress(FileNotFoundError):

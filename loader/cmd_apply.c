@@ -134,6 +134,26 @@ static void params_line(char *buf, size_t n, const struct vk_params *p)
 	free(s);
 }
 
+/* A load, or a reload of what `why` says is there, of a controller of the file. */
+static int load_step(struct plan *pl, enum step_kind kind, const struct vk_want_cc *w,
+		     const char *why, char *err)
+{
+	struct step *s = add_step(pl, kind, err);
+	char ps[160];
+
+	if (!s)
+		return -1;
+	s->cc = w;
+	s->p = w->p;
+	s->p.ca_flags = w->unrestricted ? TCP_CONG_NON_RESTRICTED : 0;
+	params_line(ps, sizeof(ps), &s->p);
+	snprintf(s->what, sizeof(s->what), "%c %s %s (%s, %s%s%s): %s", why ? '~' : '+',
+		 step_names[kind], w->name, w->v->name,
+		 w->unrestricted ? "unrestricted" : "restricted", why ? "; what is there is " : "",
+		 why ? why : "", ps);
+	return 0;
+}
+
 /* What a controller of the file needs, if anything. */
 static int plan_cc(struct plan *pl, const char *file, const struct vk_want_cc *w, char *err)
 {
@@ -147,32 +167,13 @@ static int plan_cc(struct plan *pl, const char *file, const struct vk_want_cc *w
 		if (vk_ca_available(w->name))
 			return vk_err(err, "%s:%d: a congestion control named '%s' is registered, and not "
 				      "by vegaskit: name the controller otherwise", file, w->line, w->name);
-		s = add_step(pl, ST_LOAD, err);
-		if (!s)
-			return -1;
-		s->cc = w;
-		s->p = w->p;
-		s->p.ca_flags = w->unrestricted ? TCP_CONG_NON_RESTRICTED : 0;
-		params_line(ps, sizeof(ps), &s->p);
-		snprintf(s->what, sizeof(s->what), "+ load %s (%s, %s): %s", w->name, w->v->name,
-			 w->unrestricted ? "unrestricted" : "restricted", ps);
-		return 0;
+		return load_step(pl, ST_LOAD, w, NULL, err);
 	}
 	unr_now = in.registered && vk_ca_unrestricted(w->name);
 	unr_wanted = w->unrestricted || unr_now;	/* never taken back (want.h) */
-	if (!in.committed || !in.registered) {
-		s = add_step(pl, ST_RELOAD, err);
-		if (!s)
-			return -1;
-		s->cc = w;
-		s->p = w->p;
-		s->p.ca_flags = w->unrestricted ? TCP_CONG_NON_RESTRICTED : 0;
-		params_line(ps, sizeof(ps), &s->p);
-		snprintf(s->what, sizeof(s->what), "~ reload %s (%s, %s; what is there is %s): %s",
-			 w->name, w->v->name, w->unrestricted ? "unrestricted" : "restricted",
-			 in.committed ? "no longer registered" : "an interrupted load", ps);
-		return 0;
-	}
+	if (!in.committed || !in.registered)
+		return load_step(pl, ST_RELOAD, w, in.committed ? "no longer registered" :
+				 "an interrupted load", err);
 	if (in.other_version || !in.has_params || in.params.variant != (__u32)w->v->id ||
 	    unr_wanted != unr_now) {
 		if (vk_instance_replace_check(w->name, e2))

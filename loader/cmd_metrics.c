@@ -49,6 +49,24 @@ static unsigned long long trace_lost(void)
 	return v;
 }
 
+static long long live(const struct vk_stats *st) { return (long long)(st->inits - st->releases); }
+static long long started(const struct vk_stats *st) { return (long long)st->inits; }
+static long long moved_in(const struct vk_stats *st) { return (long long)st->moved_in; }
+
+/* The per-instance socket counts: one family each. */
+static const struct {
+	const char *name, *type, *help;
+	long long (*value)(const struct vk_stats *st);
+} counts[] = {
+	{ "vegaskit_sockets", "gauge",
+	  "Connections on the instance now: started or moved onto it, less closed or moved away.", live },
+	{ "vegaskit_sockets_started_total", "counter",
+	  "Connections that started on the instance or were moved onto it.", started },
+	{ "vegaskit_sockets_moved_in_total", "counter",
+	  "Of those, connections moved onto it with data already sent or received (swap, apply).",
+	  moved_in },
+};
+
 struct row {
 	struct vk_instance in;
 	struct vk_stats st;
@@ -94,24 +112,13 @@ static int write_metrics(FILE *f, char *err)
 		if (rows[i].in.has_params)
 			fprintf(f, "vegaskit_params_generation{controller=\"%s\"} %u\n", rows[i].in.name,
 				rows[i].in.params.generation);
-	family(f, "vegaskit_sockets", "gauge",
-	       "Connections on the instance now: started or moved onto it, less closed or moved away.");
-	for (int i = 0; i < k; i++)
-		if (rows[i].has_stats)
-			fprintf(f, "vegaskit_sockets{controller=\"%s\"} %lld\n", rows[i].in.name,
-				(long long)(rows[i].st.inits - rows[i].st.releases));
-	family(f, "vegaskit_sockets_started_total", "counter",
-	       "Connections that started on the instance or were moved onto it.");
-	for (int i = 0; i < k; i++)
-		if (rows[i].has_stats)
-			fprintf(f, "vegaskit_sockets_started_total{controller=\"%s\"} %llu\n",
-				rows[i].in.name, (unsigned long long)rows[i].st.inits);
-	family(f, "vegaskit_sockets_moved_in_total", "counter",
-	       "Of those, connections moved onto it with data already sent or received (swap, apply).");
-	for (int i = 0; i < k; i++)
-		if (rows[i].has_stats)
-			fprintf(f, "vegaskit_sockets_moved_in_total{controller=\"%s\"} %llu\n",
-				rows[i].in.name, (unsigned long long)rows[i].st.moved_in);
+	for (size_t m = 0; m < sizeof(counts) / sizeof(counts[0]); m++) {
+		family(f, counts[m].name, counts[m].type, counts[m].help);
+		for (int i = 0; i < k; i++)
+			if (rows[i].has_stats)
+				fprintf(f, "%s{controller=\"%s\"} %lld\n", counts[m].name,
+					rows[i].in.name, counts[m].value(&rows[i].st));
+	}
 	family(f, "vegaskit_decisions_total", "counter",
 	       "Per-RTT decisions of the instance, by the rule that fired.");
 	for (int i = 0; i < k; i++)

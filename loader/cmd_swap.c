@@ -161,9 +161,15 @@ int vk_cmd_swap(int argc, char **argv)
 		       set_default ? "true" : "false", c.moved, c.upgraded, c.already, c.failed,
 		       c.first_err, c.ms);
 	} else {
-		if (set_default)
-			printf("default: %s -> %s%s%s\n", prev, target, netns ? " in " : "",
-			       netns ? netns : "");
+		/* a swap to the default's own name (an upgrade's old sockets) changes no default:
+		 * there is nothing to roll back to, and older code cannot be asked for by name */
+		bool same = !strcmp(prev, target);
+		const char *in = netns ? " in " : "", *ns = netns ? netns : "";
+
+		if (set_default && same)
+			printf("default: %s (already)%s%s\n", target, in, ns);
+		else if (set_default)
+			printf("default: %s -> %s%s%s\n", prev, target, in, ns);
 		if (move && c.upgraded)
 			printf("established: %u moved (%u of them from older code of %s), %u already on "
 			       "%s, %u failed%s in %.1f ms\n", c.moved, c.upgraded, target, c.already,
@@ -172,9 +178,8 @@ int vk_cmd_swap(int argc, char **argv)
 			printf("established: %u moved, %u already on %s, %u failed%s in %.1f ms\n",
 			       c.moved, c.already, target, c.failed,
 			       c.failed ? " (first error below)" : "", c.ms);
-		if (set_default)
-			printf("roll back: vegasctl swap %s%s%s\n", prev, netns ? " --netns " : "",
-			       netns ? netns : "");
+		if (set_default && !same)
+			printf("roll back: vegasctl swap %s%s%s\n", prev, netns ? " --netns " : "", ns);
 	}
 	if (c.failed) {
 		snprintf(err, sizeof(err), "%u sockets could not be moved: %s", c.failed,

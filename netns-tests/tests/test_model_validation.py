@@ -1,6 +1,7 @@
 """The model-validation pipeline end to end on the CI profile: real flows under
 emulator loss, under cross traffic and (the control) reno under the same loss;
 inputs measured over the second half, the model, its own process, and PFTK."""
+import json
 import math
 import statistics
 
@@ -38,6 +39,11 @@ def test_pipeline_measures_and_predicts(tmp_path):
         assert total == pytest.approx((1 + float(r["error_closed_form"])) *
                                       (1 + float(r["error_process"])), rel=1e-9)
         assert total == pytest.approx(model / sent, rel=1e-9)
+    # each summary says whether its random loss spared retransmissions, and how many it spared
+    sms = [json.loads(f.read_text()) for f in tmp_path.rglob("summary.json")]
+    spare = [sm for sm in sms if sm["bottleneck"]["spare_retx"]]
+    assert spare and all(sm["scenario"].endswith("_spare") for sm in spare)
+    assert all(sm["bottleneck_spared"] == 0 for sm in sms if not sm["bottleneck"]["spare_retx"])
     control = read_csv(tmp_path / "control_reno.csv")
     assert len(control) == 1 and control[0]["cc"] == "reno"
     assert 0 < float(control[0]["p"]) < 0.2 and math.isfinite(float(control[0]["error"]))

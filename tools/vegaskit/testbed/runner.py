@@ -344,7 +344,8 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
         "rep": run.rep, "seed": run.seed,
         "source": run.scenario.source, "duration_s": round(t_end, 3),
         "bottleneck": {"rate_bps": run.bottleneck.rate_bps, "rtt_ms": run.bottleneck.rtt_us / 1000,
-                       "buffer_pkts": run.bottleneck.buffer_pkts, "loss": run.bottleneck.loss},
+                       "buffer_pkts": run.bottleneck.buffer_pkts, "loss": run.bottleneck.loss,
+                       "spare_retx": run.bottleneck.spare_retx},
         "flows": flows,
         "jain": round(metrics.jain_index(shares), 4) if any(shares) else None,
         "inter_protocol_ratio": ratios,
@@ -358,6 +359,8 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
         "queue_p95_pkts": links["bottleneck"]["queue_p95_pkts"],
         "queue_delay_p95_ms": links["bottleneck"]["queue_delay_p95_ms"],
         "bottleneck_drops": ab["dropped"], "bottleneck_random_losses": ab["lost"],
+        # retransmissions the random loss drew but let through (spare_retx, docs/DESIGN.md §6.2)
+        "bottleneck_spared": ab.get("spared", 0),
         "bottleneck_loss_rate": round(metrics.loss_rate(ab["dropped"] + ab["lost"], ab["pkts_in"]), 5)
         if ab["pkts_in"] else 0.0,
         "retransmits": metrics.retransmissions(fl["retransmits"] for fl in flows),

@@ -25,7 +25,8 @@ LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -
 .PHONY: all deps deps-vm install uninstall test test-unit demo results model-validation bench clean vm-test native-ab concurrency fuzz reliability
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/vegasctl $(BUILD)/vegasctl.8 $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY)
+all: $(BUILD)/vegasctl $(BUILD)/vegasctl.8 $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY) \
+     $(BUILD)/bench/vk_reno_min.bpf.o
 
 $(BUILD):
 	mkdir -p $@
@@ -83,6 +84,11 @@ uninstall:
 		$(patsubst %,$(DESTDIR)$(SBINDIR)/vegaskit-%-bt,$(basename $(filter %.bt,$(TRACE_TOOLS))))
 	-rmdir $(DESTDIR)$(SHAREDIR)/trace $(DESTDIR)$(SHAREDIR) 2>/dev/null
 	@echo "left alone: $(SYSCONFDIR)/vegaskit and $(SYSCONFDIR)/default/vegaskit (the operator's)"
+
+# The bench's floor: a minimal BPF reno, never embedded (tools/vegaskit/bench/opcost.py).
+$(BUILD)/bench/vk_reno_min.bpf.o: bpf/bench/vk_reno_min.bpf.c $(BUILD)/vmlinux.h
+	mkdir -p $(BUILD)/bench
+	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
 
 # vegasctl embeds the objects (loader/embed.h), so it runs from anywhere.
 $(BUILD)/vegasctl: $(LOADER_SRCS) $(LOADER_HDRS) bpf/vk_intf.h $(BPF_OBJS)

@@ -1,5 +1,7 @@
 """`make bench`: the speed figures, as medians over interleaved repeated runs.
 
+0. Per-call cost of each struct_ops op, from the kernel's BPF statistics,
+   against a minimal BPF reno (vegaskit.bench.opcost).
 1. Controller overhead: CPU (all cores, /proc/stat busy jiffies) per GB sent
    over a plain veth at full speed, each of our controllers against the
    kernel's reno and cubic in the same rounds; ratios of medians.
@@ -22,34 +24,20 @@ import time
 from pathlib import Path
 
 from vegaskit import intf, paths
+from vegaskit.bench import opcost
+from vegaskit.bench.flows import one_flow
 from vegaskit.paths import VEGASCTL
 from vegaskit.testbed import iperf
 from vegaskit.testbed.linkemu import LinkParams
 from vegaskit.testbed.leftovers import owner_env
 from vegaskit.testbed.netns import Lab
-from vegaskit.testbed.topology import TwoHosts, two_hosts, veth_pair
+from vegaskit.testbed.topology import two_hosts, veth_pair
 from vegaskit.testbed.vtrace import Trace
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
 OURS = list(intf.CONTROLLERS)
 KERNEL = ["reno", "cubic"]
-
-
-def busy_jiffies() -> int:
-    f = open("/proc/stat").readline().split()[1:]
-    user, nice, system, idle, iowait, irq, softirq = (int(x) for x in f[:7])
-    return user + nice + system + irq + softirq
-
-
-def one_flow(lab, p: TwoHosts, cc: str, port: int) -> tuple[float, float]:
-    """(bytes/s, CPU-seconds per GB) of one SECONDS-long flow."""
-    iperf.server(lab, p.b, port)
-    j0, t0 = busy_jiffies(), time.monotonic()
-    r = iperf.wait(iperf.client(lab, p.a, p.addr_b, port, cc, SECONDS), cc, SECONDS + 30)
-    cpu_s = (busy_jiffies() - j0) / os.sysconf("SC_CLK_TCK")
-    gb = r.bytes_received / 1e9
-    return r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb
 
 
 def bench_overhead() -> dict:
@@ -62,9 +50,9 @@ def bench_overhead() -> dict:
             order = (KERNEL + OURS) if rnd % 2 == 0 else list(reversed(KERNEL + OURS))
             for cc in order:
                 port += 1
-                bps, cpu_per_gb = one_flow(lab, p, cc, port)
-                per_cc[cc].append(cpu_per_gb)
-                rate[cc].append(bps * 8)
+                f = one_flow(lab, p, cc, port, SECONDS)
+                per_cc[cc].append(f.cpu_s_per_gb)
+                rate[cc].append(f.bytes_per_s * 8)
     med = {cc: statistics.median(v) for cc, v in per_cc.items()}
     return {"cpu_s_per_gb": med, "gbit_s": {cc: statistics.median(v) / 1e9 for cc, v in rate.items()},
             "ratio_to_reno": {cc: med[cc] / med["reno"] for cc in med},
@@ -80,10 +68,10 @@ def bench_tracing() -> dict:
             for mode in (("off", "on") if rnd % 2 == 0 else ("on", "off")):
                 port += 1
                 if mode == "off":
-                    off.append(one_flow(lab, p, "bpf_vegas", port)[0] * 8)
+                    off.append(one_flow(lab, p, "bpf_vegas", port, SECONDS).bytes_per_s * 8)
                     continue
                 with Trace("--controller", "bpf_vegas", env=owner_env(lab.prefix)) as t:
-                    on.append(one_flow(lab, p, "bpf_vegas", port)[0] * 8)
+                    on.append(one_flow(lab, p, "bpf_vegas", port, SECONDS).bytes_per_s * 8)
                 lost.append(t.lost or 0)
                 records.append(len(t.records))
     return {"gbit_s_off": statistics.median(off) / 1e9, "gbit_s_on": statistics.median(on) / 1e9,
@@ -129,11 +117,35 @@ def bench_swap(conns: int = 200) -> dict:
             "moved_per_swap": res["moved"]}
 
 
+def interval(x: dict, fmt: str = ".0f") -> str:
+    return f"{x['median']:{fmt}} [{x['low']:{fmt}}, {x['high']:{fmt}}]"
+
+
+def opcost_section(c: dict) -> list[str]:
+    ops = sorted({op for per in c["per_call_ns"].values() for op in per})
+    lines = ["## Cost per call (kernel BPF statistics)", "",
+             f"Method: {c['rounds']} rounds of one {c['seconds']:g} s full-speed veth flow per "
+             "controller, order reversed every other round; run_time_ns / run_cnt of each "
+             "struct_ops program around the flow (BPF_ENABLE_STATS, on only during the stage). "
+             f"The floor is {c['floor']}, Reno through the kernel's kfuncs. Per ACK: all ops' "
+             "run time over the ACKs the sender received; the ratio is taken within each "
+             "round. Median [95% interval of the median; with few rounds, min and max].", "",
+             "| controller | ns per ACK | per ACK vs floor | " + " | ".join(ops) + " |",
+             "|---|---|---|" + "---|" * len(ops)]
+    for cc, per in c["per_call_ns"].items():
+        cells = [interval(per[op]) if op in per else "-" for op in ops]
+        lines.append(f"| {cc} | {interval(c['per_ack_ns'][cc])} | "
+                     f"{interval(c['per_ack_ratio_to_floor'][cc], '.2f')} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def report(r: dict) -> str:
     o = r["overhead"]
     lines = ["# vegaskit benchmarks", "",
              "Produced by `sudo make bench` on this machine (2 cores); do not edit by hand. "
-             f"Medians over {o['rounds']} interleaved rounds of {SECONDS:g} s flows.", "",
+             f"Medians over {o['rounds']} interleaved rounds of {SECONDS:g} s flows.", ""]
+    lines += opcost_section(r["opcost"])
+    lines += [
              "## Controller overhead (veth, full speed)", "",
              "| controller | Gbit/s | CPU s per GB | vs reno | vs cubic |", "|---|---|---|---|---|"]
     for cc in KERNEL + OURS:
@@ -169,7 +181,8 @@ def main() -> int:
                 subprocess.run([VEGASCTL, "load", cc[4:]], check=True, capture_output=True)
                 loaded.append(cc)
         r = {}
-        for name, fn in (("overhead", bench_overhead), ("tracing", bench_tracing),
+        for name, fn in (("opcost", lambda: opcost.run(ROUNDS, SECONDS)),
+                         ("overhead", bench_overhead), ("tracing", bench_tracing),
                          ("linkemu", bench_linkemu), ("swap", bench_swap)):
             print(f"== {name}", flush=True)
             r[name] = fn()

@@ -7,7 +7,9 @@ marked with an owner, vk<pid>x<rand>, that names the process responsible:
 - processes: OWNER_ENV in their environment, inherited by their children, so
   those outside any namespace (linkemu, the tracer) are found too;
 - linkemu's control sockets: tempdir/<owner>-<rand>.ctl;
-- controllers a run loaded: a ledger file, LEDGER_DIR/<owner>.controllers.
+- controllers a run loaded: a ledger file, LEDGER_DIR/<owner>.controllers;
+- controllers the bench registers with bpftool (its floor, vk_reno_min): their
+  links pinned in BENCH_PIN_DIR/<owner>, whose removal unregisters them.
 sweep(), run by every new Lab, removes whatever carries a dead owner's mark.
 A live owner's marks are never touched, so concurrent runs are safe.
 """
@@ -28,12 +30,14 @@ from vegaskit.proc import sh
 
 NETNS_DIR = "/var/run/netns"
 LEDGER_DIR = Path("/run/vegaskit-labs")
+BENCH_PIN_DIR = Path("/sys/fs/bpf/vegaskit-bench")
 OWNER_ENV = "VEGASKIT_LAB"
 _OWNER = rb"vk(\d+)x[0-9a-f]+"
 NAME_RE = re.compile(r"^vk(\d+)x[0-9a-f]+-")
 _ENV_RE = re.compile(rb"(?:^|\0)" + OWNER_ENV.encode() + b"=" + _OWNER + rb"(?:\0|$)")
 _CTL_RE = re.compile(r"^vk(\d+)x[0-9a-f]+-[0-9a-f]+\.ctl$")
 _LEDGER_RE = re.compile(r"^vk(\d+)x[0-9a-f]+\.controllers$")
+_BENCH_RE = re.compile(r"^vk(\d+)x[0-9a-f]+$")
 
 
 def new_owner() -> str:
@@ -151,6 +155,17 @@ def _unload_ledger(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
+def unpin_bench(path: Path) -> None:
+    """Remove a bench owner's pinned links (each unregisters its controller), then
+    the owner's directory, and the parent when it is empty."""
+    for link in path.iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            link.unlink()
+    with contextlib.suppress(OSError):
+        path.rmdir()
+        BENCH_PIN_DIR.rmdir()
+
+
 def sweep() -> list[str]:
     """Remove what dead owners left: processes first (linkemu holds TUN devices
     and the tracer holds the ring), then namespaces with their sockets, then the
@@ -166,6 +181,10 @@ def sweep() -> list[str]:
         for path in LEDGER_DIR.iterdir():
             if _dead(_LEDGER_RE.match(path.name)):
                 _unload_ledger(path)
+    if BENCH_PIN_DIR.is_dir():
+        for path in BENCH_PIN_DIR.iterdir():
+            if _dead(_BENCH_RE.match(path.name)):
+                unpin_bench(path)
     tmp = tempfile.gettempdir()
     for name in os.listdir(tmp):
         if _dead(_CTL_RE.match(name)):

@@ -1,0 +1,75 @@
+"""The bench's per-call cost stage (vegaskit.bench.opcost) on the live kernel:
+it reads real counts from the kernel's BPF statistics, leaves them off, and
+its floor controller (vk_reno_min, registered with bpftool) is gone after the
+stage, and after a SIGKILL of the process that registered it."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import available_cc, loaded
+from vegaskit.bench import opcost
+from vegaskit.testbed import leftovers
+from vegaskit.testbed.netns import Lab
+
+pytestmark = pytest.mark.kernel
+STATS = Path("/proc/sys/kernel/bpf_stats_enabled")
+
+
+def stats_on() -> bool:
+    """The kernel counts run time while the sysctl says so or any process holds a
+    BPF_ENABLE_STATS descriptor (an anon inode the sysctl does not show)."""
+    if STATS.read_text().strip() != "0":
+        return True
+    for fd in Path("/proc").glob("[0-9]*/fd/*"):
+        try:
+            if os.readlink(fd) == "anon_inode:bpf-stats":
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_stage_counts_calls_and_leaves_nothing_on():
+    with loaded("vegas"):
+        r = opcost.run(rounds=2, seconds=1.0, controllers=["bpf_vegas"])
+    floor, ours = r["per_call_ns"][opcost.FLOOR], r["per_call_ns"]["bpf_vegas"]
+    assert set(floor) >= {"cong_avoid"} and "pkts_acked" not in floor
+    assert set(ours) >= {"cong_avoid", "pkts_acked", "init"}
+    assert all(0 < s["median"] < 1e6 for per in (floor, ours) for s in per.values())
+    assert 0 < r["per_ack_ns"][opcost.FLOOR]["median"] < r["per_ack_ns"]["bpf_vegas"]["median"]
+    assert r["per_ack_ratio_to_floor"][opcost.FLOOR]["median"] == 1.0
+    assert not stats_on()
+    assert opcost.FLOOR not in available_cc()
+
+
+@pytest.mark.reliability("kill_point")
+def test_a_sigkilled_bench_leaves_no_floor_registered():
+    code = ("import time, sys\nfrom vegaskit.bench import opcost, bpfstats\n"
+            "from vegaskit.testbed.leftovers import new_owner\n"
+            "with opcost.floor_registered(new_owner()), bpfstats.enabled():\n"
+            "    print('up', flush=True); time.sleep(60)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "up"
+        assert opcost.FLOOR in available_cc() and stats_on()
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    # the statistics went off with the process; its pins wait for the next sweep
+    assert not stats_on()
+    with Lab():                 # a new lab sweeps what dead owners left
+        pass
+    deadline = time.monotonic() + 5
+    while opcost.FLOOR in available_cc() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert opcost.FLOOR not in available_cc()
+    assert not leftovers.BENCH_PIN_DIR.exists()

@@ -1,0 +1,40 @@
+"""One flow of a bench stage: iperf3 between two namespaces, with the host's
+CPU and the sender's received segments counted around it."""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+from vegaskit.testbed import iperf
+from vegaskit.testbed.netns import Lab, Netns
+from vegaskit.testbed.topology import TwoHosts
+
+
+def busy_jiffies() -> int:
+    f = open("/proc/stat").readline().split()[1:]
+    user, nice, system, idle, iowait, irq, softirq = (int(x) for x in f[:7])
+    return user + nice + system + irq + softirq
+
+
+def in_segs(ns: Netns) -> int:
+    """Tcp InSegs of a namespace (/proc/net/snmp, which is per namespace)."""
+    lines = [l.split() for l in ns.run(["cat", "/proc/net/snmp"]).splitlines() if l.startswith("Tcp:")]
+    return int(lines[1][lines[0].index("InSegs")])
+
+
+@dataclass
+class Flow:
+    bytes_per_s: float
+    cpu_s_per_gb: float
+    acks: int               # segments the sender received: its ACKs
+
+
+def one_flow(lab: Lab, p: TwoHosts, cc: str, port: int, seconds: float) -> Flow:
+    iperf.server(lab, p.b, port)
+    segs0, j0, t0 = in_segs(p.a), busy_jiffies(), time.monotonic()
+    r = iperf.wait(iperf.client(lab, p.a, p.addr_b, port, cc, seconds), cc, seconds + 30)
+    cpu_s = (busy_jiffies() - j0) / os.sysconf("SC_CLK_TCK")
+    acks = in_segs(p.a) - segs0
+    gb = r.bytes_received / 1e9
+    return Flow(r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb, acks)

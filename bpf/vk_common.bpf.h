@@ -73,7 +73,7 @@ static __always_inline struct vk_stats *vk_stats_here(void)
 /* Trace records for `vegasctl trace`, shared by every instance (pinned by name). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);
+	__uint(max_entries, VK_TRACE_RING_BYTES);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vk_events SEC(".maps");
 
@@ -170,6 +170,19 @@ static __always_inline struct vk_event *vk_event_new(struct sock *sk, __u32 type
 	return e;
 }
 
+/*
+ * Wake the reader only when the ring is filling up. A wake-up per record costs an
+ * irq_work per ACK at full speed; `vegasctl trace` drains the ring every
+ * VK_TRACE_POLL_MS anyway, and the forced wake-up at a quarter of the ring leaves
+ * it three quarters to keep up with (docs/DESIGN.md §5.1).
+ */
+static __always_inline void vk_event_submit(struct vk_event *e)
+{
+	__u64 queued = bpf_ringbuf_query(&vk_events, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(e, queued > VK_TRACE_WAKE_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline __u64 vk_th_milli(__u32 pkts, __u32 rtt_us)
 {
 	return rtt_us ? (__u64)pkts * 1000000000ull / rtt_us : 0;
@@ -201,7 +214,7 @@ static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_p
 	e->th_prev_milli = vk_th_milli(before->prev_pkts, before->prev_rtt);
 	e->sent = s->sent;
 	e->outstanding = s->outstanding;
-	bpf_ringbuf_submit(e, 0);
+	vk_event_submit(e);
 }
 
 /* Per-ACK record: the RTT sample as the controller saw it. */
@@ -229,7 +242,7 @@ static __always_inline void vk_trace_ack(struct sock *sk, const struct ack_sampl
 		e->alpha = vk_params.alpha;
 		e->beta = vk_params.beta;
 	}
-	bpf_ringbuf_submit(e, 0);
+	vk_event_submit(e);
 }
 
 /* Record the decision in the socket's vk_flow (what `vegasctl flows` lists). */

@@ -137,6 +137,13 @@ struct vk_params {
  * stops all tracing within the lease, whatever trace bits it left set.
  */
 #define VK_TRACE_LEASE_NS	1000000000ull
+/*
+ * The trace ring (8 MiB) wakes its reader only past a quarter full; the reader
+ * drains it every VK_TRACE_POLL_MS without being woken (docs/DESIGN.md §5.1).
+ */
+#define VK_TRACE_RING_BYTES	(8u << 20)
+#define VK_TRACE_WAKE_BYTES	(VK_TRACE_RING_BYTES / 4)
+#define VK_TRACE_POLL_MS	50
 
 enum vk_event_type {
 	VK_EV_ACK	= 1,

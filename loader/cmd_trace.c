@@ -308,8 +308,11 @@ int vk_cmd_trace(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	swept = t0;
 	while (!stop) {
-		int r = ring_buffer__poll(rb, 100);
+		/* the controllers wake us only when the ring fills: drain it on every tick */
+		int r = ring_buffer__poll(rb, VK_TRACE_POLL_MS);
 
+		if (r >= 0 || r == -EINTR)
+			r = ring_buffer__consume(rb);
 		if (r < 0 && r != -EINTR) {
 			ret = vk_die("polling the trace ring failed");
 			break;

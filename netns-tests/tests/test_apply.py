@@ -177,13 +177,26 @@ def test_bad_files_change_nothing(lab_ns, tmp_path):
         assert state(ns) == before, what
 
 
-@pytest.mark.needs_kernel("iter_setsockopt")
 def only_ours_loaded() -> None:
     """reset unloads every vegaskit instance on the host: nobody else's may be there."""
     others = [i["name"] for i in vegasctl_json("list")["instances"] if i["name"] not in NAMES]
     assert not others, f"other vegaskit instances are loaded, which reset would unload: {others}"
 
 
+@pytest.mark.reliability("bad_input")
+def test_reset_refuses_bad_arguments_and_changes_nothing(lab_ns):
+    _, ns = lab_ns
+    vegasctl("load", "vegas", "--name", "vkap_v")
+    before = (state(ns), set(available_cc()))
+    for args in (["--to"], ["--to", "vk_nothing"], ["--to", "vkap_v"], ["--to", "cubic", "--to", "reno"],
+                 ["extra"], ["--to", "a/b"], ["--to", ""]):
+        r = vegasctl("reset", *args, check=False)
+        assert r.returncode in (1, 2) and r.stderr.startswith("vegasctl: ") and \
+            r.stderr.count("\n") == 1, (args, r.returncode, r.stderr)
+        assert (state(ns), set(available_cc())) == before, args
+
+
+@pytest.mark.needs_kernel("iter_setsockopt")
 def test_apply_and_reset_under_200_connections_drop_none(allow_cubic, tmp_path):
     """200 byte-checked connections on cubic: apply moves them onto vkap_a and
     makes it the namespace's default, a second file retunes it under them, and

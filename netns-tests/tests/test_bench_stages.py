@@ -1,7 +1,8 @@
-"""The bench's per-call cost stage (vegaskit.bench.opcost) on the live kernel:
+"""The bench's stages on the live kernel. The per-call cost stage (opcost):
 it reads real counts from the kernel's BPF statistics, leaves them off, and
 its floor controller (vk_reno_min, registered with bpftool) is gone after the
-stage, and after a SIGKILL of the process that registered it."""
+stage, and after a SIGKILL of the process that registered it. The swap stage
+(swapscale): every connection it holds moves each way."""
 from __future__ import annotations
 
 import os
@@ -73,3 +74,14 @@ def test_a_sigkilled_bench_leaves_no_floor_registered():
         time.sleep(0.1)
     assert opcost.FLOOR not in available_cc()
     assert not leftovers.BENCH_PIN_DIR.exists()
+
+
+def test_swap_stage_moves_every_held_connection():
+    """The swap-at-scale stage on a small size: every connection moved each way."""
+    from vegaskit.bench import swapscale
+    with loaded("vegas"), loaded("vegas_a"):
+        r = swapscale.run(rounds=1, sizes=(300,))
+    z = r["sizes"][0]
+    assert z["connections"] == 300 and z["swaps"] == 2
+    assert z["moved_min"] == 300 and z["failed"] == 0
+    assert 0 < z["move_ms"]["median"] < 10_000 and z["vegasctl_max_rss_kb"] > 0

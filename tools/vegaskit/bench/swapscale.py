@@ -1,0 +1,85 @@
+"""Stage: time to move established connections between two of our controllers,
+at 200 up to 100,000 of them (docs/DESIGN.md §9.1).
+
+Idle connections between two namespaces on a veth (holdconns), spread over
+ports so that more than one address pair's ephemeral ports fit; the client's
+end starts on the first controller. Each round swaps the client namespace's
+established connections to the other controller and back (`vegasctl swap
+--established-only`), rounds interleaved across sizes; the figure is swap's
+own move_ms (the iterator walk with its setsockopt calls), a median with its
+interval. Also: failures (must be 0), vegasctl's peak memory (max RSS of the
+child, from getrusage), and the kernel's slab growth per connection held.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+from vegaskit.analysis.stats import median_interval
+from vegaskit.paths import VEGASCTL
+from vegaskit.testbed.netns import Lab
+from vegaskit.testbed.topology import veth_pair
+
+PAIR = ("bpf_vegas", "bpf_vegas_a")
+
+
+def slab_kb() -> int:
+    for line in open("/proc/meminfo"):
+        if line.startswith("Slab:"):
+            return int(line.split()[1])
+    return 0
+
+
+def swap(ns: str, target: str) -> tuple[dict, int]:
+    """One `vegasctl swap`: its JSON, and its own peak memory (wait4's rusage of
+    that child alone, in kB)."""
+    p = subprocess.Popen([str(VEGASCTL), "swap", target, "--netns", ns, "--established-only",
+                          "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.stdout.read(), p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode:
+        raise RuntimeError(f"vegasctl swap {target}: {err.strip()}")
+    return json.loads(out), usage.ru_maxrss
+
+
+def one_size(conns: int, rounds: int) -> dict:
+    times, failed, moved, rss = [], 0, [], 0
+    with Lab() as lab:
+        p = veth_pair(lab)
+        for ns in (p.a, p.b):
+            ns.sysctl("net.ipv4.ip_local_port_range", "1024 65535")
+            ns.sysctl("net.core.somaxconn", 4096)
+        ports = ",".join(str(7500 + i) for i in range(max(1, -(-conns // 60000))))
+        slab0 = slab_kb()
+        srv = lab.spawn(p.b, [sys.executable, "-m", "vegaskit.testbed.holdconns", "server",
+                              "--ports", ports, "--conns", str(conns)], stdin=subprocess.PIPE)
+        assert srv.stdout.readline().strip() == b"listening"
+        cli = lab.spawn(p.a, [sys.executable, "-m", "vegaskit.testbed.holdconns", "client",
+                              "--addr", p.addr_b, "--ports", ports, "--conns", str(conns),
+                              "--cc", PAIR[0]], stdin=subprocess.PIPE)
+        for proc in (cli, srv):
+            line = proc.stdout.readline().strip().decode()
+            if line != f"ready {conns}":
+                raise RuntimeError(f"holdconns: {line or proc.stderr.read().decode()[-300:]}")
+        held_kb = slab_kb() - slab0
+        for rnd in range(rounds):
+            for target in (PAIR[1], PAIR[0]):
+                res, peak = swap(p.a.name, target)
+                rss = max(rss, peak)
+                times.append(res["move_ms"])
+                failed += res["failed"]
+                moved.append(res["moved"])
+    lo, hi, cov = median_interval(times)
+    return {"connections": conns, "swaps": len(times),
+            "move_ms": {"median": statistics.median(times), "low": lo, "high": hi,
+                        "coverage": cov},
+            "moved_min": min(moved), "failed": failed, "vegasctl_max_rss_kb": rss,
+            "slab_kb_per_connection": held_kb / conns}
+
+
+def run(rounds: int, sizes: tuple[int, ...] = (200, 1_000, 10_000, 100_000)) -> dict:
+    return {"pair": list(PAIR), "rounds": rounds, "sizes": [one_size(n, rounds) for n in sizes]}

@@ -112,8 +112,8 @@ def no_leaks(request):
     leaked_ns = leftovers.owned_namespaces(os.getpid())
     others = leftovers.loaded_by_others(os.getpid())
     leaked_cc = sorted(set(_our_controllers()) - before_ours - others)
-    own_probe = tcpprobe.TRACEFS / "instances" / f"{tcpprobe.PREFIX}{os.getpid()}"
-    leaked_tracing = own_probe.exists()
+    own_probe = [d.name for d in tcpprobe.own_instances()]
+    leaked_tracing = bool(own_probe)
     if leaked_tracing:
         tcpprobe.sweep_own()
     for name in leaked_cc:

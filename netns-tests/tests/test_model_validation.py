@@ -44,6 +44,16 @@ def test_pipeline_measures_and_predicts(tmp_path):
     spare = [sm for sm in sms if sm["bottleneck"]["spare_retx"]]
     assert spare and all(sm["scenario"].endswith("_spare") for sm in spare)
     assert all(sm["bottleneck_spared"] == 0 for sm in sms if not sm["bottleneck"]["spare_retx"])
+    # and what each sender went through, from the kernel's tracepoints: the state seconds
+    # cover the flow's second half, and the random-loss runs spent time in recovery
+    flows = [fl for sm in sms for fl in sm["flows"]]
+    for fl in flows:
+        half = (fl["end_s"] - fl["start_s"]) / 2
+        assert sum(fl["ca_seconds_second_half"].values()) == pytest.approx(half, abs=0.01), fl
+        assert fl["timeouts_second_half"] >= 0
+    lossy = [fl for sm in sms if sm["bottleneck"]["loss"] > 0 for fl in sm["flows"]]
+    assert any(fl["retransmits_traced_second_half"] > 0 for fl in lossy)
+    assert any(fl["ca_seconds_second_half"]["recovery"] > 0 for fl in lossy)
     control = read_csv(tmp_path / "control_reno.csv")
     assert len(control) == 1 and control[0]["cc"] == "reno"
     assert 0 < float(control[0]["p"]) < 0.2 and math.isfinite(float(control[0]["error"]))

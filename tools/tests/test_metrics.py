@@ -532,3 +532,24 @@ def test_convergence_time_rejects_parameters(kwargs):
 def test_convergence_time_rejects_bad_series():
     with pytest.raises(ValueError):
         m.convergence_time([A, [(5, 6, -1)]], 5)
+
+
+def test_ca_state_times_integrate_each_state_over_the_window():
+    from vegaskit.analysis.metrics import ca_state_times
+    # Open until 2, Recovery 2-3, Open 3-5, Loss 5-6 (a time-out), Open after
+    changes = [(2.0, 3), (3.0, 0), (5.0, 4), (6.0, 0)]
+    r = ca_state_times(changes, 0.0, 10.0)
+    assert r["seconds"] == {"open": 8.0, "disorder": 0.0, "cwr": 0.0, "recovery": 1.0, "loss": 1.0}
+    assert r["timeouts"] == 1
+    # a window that starts inside Recovery and ends inside Loss
+    r = ca_state_times(changes, 2.5, 5.5)
+    assert r["seconds"] == {"open": 2.0, "disorder": 0.0, "cwr": 0.0, "recovery": 0.5, "loss": 0.5}
+    assert r["timeouts"] == 1
+    # changes before the window set the state it starts in, and count nothing
+    r = ca_state_times(changes, 5.5, 5.8)
+    assert r["seconds"]["loss"] == pytest.approx(0.3) and r["timeouts"] == 0
+    # the seconds add up to the window, whatever the changes
+    for t0, t1 in ((0, 1), (1.5, 7.2), (6, 6), (0, 100)):
+        assert sum(ca_state_times(changes, t0, t1)["seconds"].values()) == pytest.approx(t1 - t0)
+    with pytest.raises(ValueError):
+        ca_state_times([(1.0, 9)], 0, 2)

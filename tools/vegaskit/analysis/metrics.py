@@ -484,3 +484,30 @@ def convergence_time(
         if len(rates) >= 2 and any(r > 0 for r in rates) and jain_index(rates) >= th:
             return (k + 1) * w
         k += 1
+
+
+CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")     # enum tcp_ca_state, by value
+CA_LOSS = 4
+
+
+def ca_state_times(changes: Sequence[tuple[float, int]], t0: float, t1: float,
+                   initial: int = 0) -> dict:
+    """Seconds in each congestion state over [t0, t1], from a socket's state changes
+    ((time, state), as tcp:tcp_cong_state_set reports them; the socket is in `initial`
+    before the first), and the entries into Loss in that window: its retransmission
+    time-outs (docs/DESIGN.md §6.6)."""
+    if t1 < t0:
+        raise ValueError(f"window ends before it starts: {t0} > {t1}")
+    out = {name: 0.0 for name in CA_STATES}
+    timeouts, state, since = 0, initial, -math.inf
+    for t, new in sorted(changes) + [(math.inf, None)]:
+        # `state` held over [since, t): count its overlap with the window
+        out[CA_STATES[state]] += max(0.0, min(t, t1) - max(since, t0))
+        if new is None:
+            break
+        if not 0 <= new < len(CA_STATES):
+            raise ValueError(f"unknown congestion state {new}")
+        if t0 <= t <= t1 and new == CA_LOSS and state != CA_LOSS:
+            timeouts += 1
+        state, since = new, t
+    return {"seconds": {k: round(v, 6) for k, v in out.items()}, "timeouts": timeouts}

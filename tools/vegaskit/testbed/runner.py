@@ -5,6 +5,8 @@
         queue.csv     bottleneck queue (R1 -> R2), every change, packets
                       (every link's forward queue is summarised in summary.json)
         trace.csv     per-RTT decisions of vegaskit controllers (vegasctl trace)
+        castates.csv  every sender's congestion-state changes and retransmissions
+                      (tcp:tcp_cong_state_set, tcp:tcp_retransmit_skb; one run at a time)
         summary.json  the metrics (docs/DESIGN.md §6)
         *.png         throughput, queue, and cwnd/RTT/diff/alpha-beta of our flows
 
@@ -27,7 +29,7 @@ from pathlib import Path
 from vegaskit import intf
 from vegaskit.analysis import metrics
 
-from . import iperf, leftovers, topology
+from . import iperf, leftovers, tcpprobe, topology
 from .linkemu import read_qlog
 from .netns import Lab
 from .scenario import Run
@@ -189,6 +191,12 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             trace = stack.enter_context(
                 Trace(*what, *sum((["--controller", c] for c in ours), []),
                       env=leftovers.owner_env(lab.prefix)))
+        # what every sender went through, whatever its controller: one run at a time
+        # only, since the tracepoints see every namespace and runs share ports
+        states = None
+        if run.trace != "off" and not job and tcpprobe.states_available():
+            states = stack.enter_context(
+                tcpprobe.CaStates(BASE_PORT + 1, BASE_PORT + len(run.flows)))
         t0 = time.monotonic()
         events = sorted([(f.start, "flow", f) for f in run.flows] +
                         [(c.at, "change", c) for c in run.schedule] +
@@ -237,11 +245,18 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
                       for e in read_qlog(q) if e.dir == "ab"] for n, q in qlogs.items()}
     if trace:
         (outdir / "trace.csv").write_text(trace.text)
-    return write(run, outdir, results, started, queues, stats, t_end, trace, t0, plots)
+    ca = None
+    if states:
+        ca = [(round(e.t - t0, 6), e.sport, e.dport, e.kind, e.state) for e in states.records]
+        with open(outdir / "castates.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["t_s", "sport", "dport", "event", "state"])     # event: state, retx
+            w.writerows(ca)
+    return write(run, outdir, results, started, queues, stats, t_end, trace, t0, plots, ca)
 
 
 def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
-          t0: float, plots: bool = True) -> dict:
+          t0: float, plots: bool = True, ca: list | None = None) -> dict:
     """flows.csv, queue.csv, summary.json and the plots of a finished run."""
     with open(outdir / "flows.csv", "w", newline="") as fh:
         # one row per interval: bytes and bps as received, cwnd/RTT/retx as the
@@ -260,6 +275,8 @@ def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
         w.writerow(["t_s", "qlen_pkts", "event"])     # event: enq, deq, drop, loss
         w.writerows(queues["bottleneck"])
     summary = summarize(run, results, started, queues, stats, t_end)
+    if ca is not None:
+        ca_per_flow(summary["flows"], ca)
     summary["t0_monotonic"] = t0
     summary["trace_records"] = len(trace.records) if trace else None
     summary["trace_lost"] = trace.lost if trace else None
@@ -268,6 +285,31 @@ def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
         from vegaskit.analysis.plots import run_plots     # matplotlib only when plotting
         run_plots(outdir, summary)
     return summary
+
+
+def ca_per_flow(flows: list[dict], ca: list[tuple]) -> None:
+    """Into each flow: its sender's time in each congestion state over the flow's second
+    half, the time-outs (entries into Loss) there, and the retransmitted segments the
+    tracepoint saw there. A flow has two sockets to its port (iperf3's control
+    connection and its data): the figures are the data socket's, the one with the most
+    state changes, and the retransmissions are counted over both."""
+    for fl in flows:
+        port = BASE_PORT + fl["flow"]
+        half = fl["start_s"] + (fl["end_s"] - fl["start_s"]) / 2
+        changes: dict[int, list] = {}
+        retx = 0
+        for t, sport, dport, kind, state in ca:
+            if dport != port:
+                continue
+            if kind == "state":
+                changes.setdefault(sport, []).append((t, state))
+            elif half <= t <= fl["end_s"]:
+                retx += 1
+        busiest = max(changes.values(), key=len, default=[])
+        r = metrics.ca_state_times(busiest, half, fl["end_s"])
+        fl["ca_seconds_second_half"] = r["seconds"]
+        fl["timeouts_second_half"] = r["timeouts"]
+        fl["retransmits_traced_second_half"] = retx
 
 
 def link_queues(run: Run, queues: dict[str, list], t_end: float) -> dict[str, dict]:

@@ -1,4 +1,5 @@
-"""Per-ACK records of the kernel's tcp:tcp_probe tracepoint, through tracefs.
+"""The kernel's tcp tracepoints, through tracefs: per-ACK records of tcp:tcp_probe
+(TcpProbe), and congestion-state changes and retransmissions (CaStates).
 
 The kernel calls tcp_probe for every segment an established socket receives,
 before processing it, with the socket's snd_cwnd, ssthresh and srtt. It fires
@@ -27,6 +28,9 @@ from pathlib import Path
 TRACEFS = Path("/sys/kernel/tracing")
 PREFIX = "vegaskit-probe-"
 LINE = re.compile(r"\s(\d+\.\d+): tcp_probe: (.*)$")
+ANY = re.compile(r"\s(\d+\.\d+): (tcp_\w+): (.*)$")
+# every tcp event a capture here may switch on (and a sweep switches off)
+EVENTS = ("tcp_probe", "tcp_cong_state_set", "tcp_retransmit_skb")
 FIELD = re.compile(r"(\w+)=(\S+)")
 
 
@@ -62,10 +66,11 @@ def available() -> bool:
 
 
 def _remove(d: Path) -> bool:
-    try:
-        (d / "events" / "tcp" / "tcp_probe" / "enable").write_text("0")
-    except OSError:
-        pass
+    for ev in EVENTS:
+        try:
+            (d / "events" / "tcp" / ev / "enable").write_text("0")
+        except OSError:
+            pass
     try:
         d.rmdir()
         return True
@@ -78,7 +83,7 @@ def sweep() -> list[str]:
     inst = TRACEFS / "instances"
     gone = []
     for d in inst.glob(PREFIX + "*") if inst.is_dir() else []:
-        pid = d.name[len(PREFIX):]
+        pid = d.name[len(PREFIX):].split("-")[0]
         if pid.isdigit() and Path(f"/proc/{pid}").exists():
             continue
         if _remove(d):
@@ -86,28 +91,41 @@ def sweep() -> list[str]:
     return gone
 
 
+def own_instances() -> list[Path]:
+    """This process's instances: TcpProbe's, and CaStates' (with a -states suffix)."""
+    inst = TRACEFS / "instances"
+    me = f"{PREFIX}{os.getpid()}"
+    return [d for d in inst.glob(me + "*") if d.name == me or d.name.startswith(me + "-")] \
+        if inst.is_dir() else []
+
+
 def sweep_own() -> bool:
-    """Remove this process's instance (a capture that was never closed)."""
-    d = TRACEFS / "instances" / f"{PREFIX}{os.getpid()}"
-    return d.exists() and _remove(d)
+    """Remove this process's instances (captures that were never closed)."""
+    return any([_remove(d) for d in own_instances()])
 
 
-class TcpProbe:
-    """with TcpProbe(5201, 5299) as p: ...; p.records: every record whose peer port
-    (dport) is in [lo, hi]."""
+class _Capture:
+    """A tracefs instance of its own with some tcp events on, each with a filter,
+    read by a thread into self.records through self.parse (None: not ours)."""
 
-    def __init__(self, lo: int, hi: int, buffer_kb: int = 8192):
-        self.lo, self.hi, self.buffer_kb = lo, hi, buffer_kb
-        self.dir = TRACEFS / "instances" / f"{PREFIX}{os.getpid()}"
-        self.records: list[Record] = []
+    suffix = ""
+
+    def __init__(self, events: dict[str, str], buffer_kb: int = 8192):
+        self.events, self.buffer_kb = events, buffer_kb
+        self.dir = TRACEFS / "instances" / f"{PREFIX}{os.getpid()}{self.suffix}"
+        self.records: list = []
         self.lost_lines = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._fd = -1
 
-    def __enter__(self) -> "TcpProbe":
-        if not available():
-            raise RuntimeError(f"no tcp:tcp_probe tracepoint under {TRACEFS} (tracefs mounted?)")
+    def parse(self, line: str):
+        raise NotImplementedError
+
+    def __enter__(self):
+        missing = [e for e in self.events if not (TRACEFS / "events" / "tcp" / e).is_dir()]
+        if missing:
+            raise RuntimeError(f"no tcp:{missing[0]} tracepoint under {TRACEFS} (tracefs mounted?)")
         sweep()
         try:
             self.dir.mkdir()
@@ -116,10 +134,11 @@ class TcpProbe:
         try:
             (self.dir / "trace_clock").write_text("mono")
             (self.dir / "buffer_size_kb").write_text(str(self.buffer_kb))
-            ev = self.dir / "events" / "tcp" / "tcp_probe"
-            (ev / "filter").write_text(f"dport >= {self.lo} && dport <= {self.hi}")
+            for name, flt in self.events.items():
+                (self.dir / "events" / "tcp" / name / "filter").write_text(flt)
             self._fd = os.open(self.dir / "trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
-            (ev / "enable").write_text("1")
+            for name in self.events:
+                (self.dir / "events" / "tcp" / name / "enable").write_text("1")
         except BaseException:
             self._teardown()
             raise
@@ -142,21 +161,22 @@ class TcpProbe:
                 buf += chunk
                 *lines, buf = buf.split(b"\n")
                 for raw in lines:
-                    r = parse(raw.decode(errors="replace"))
+                    r = self.parse(raw.decode(errors="replace"))
                     if r:
                         self.records.append(r)
                     elif b"LOST" in raw:
                         self.lost_lines += 1
                 continue
             if self._stop.is_set():
-                return          # drained after the event was switched off
+                return          # drained after the events were switched off
             time.sleep(0.05)
 
     def _teardown(self) -> None:
-        try:
-            (self.dir / "events" / "tcp" / "tcp_probe" / "enable").write_text("0")
-        except OSError:
-            pass
+        for name in self.events:
+            try:
+                (self.dir / "events" / "tcp" / name / "enable").write_text("0")
+            except OSError:
+                pass
         self._stop.set()
         if self._thread:
             self._thread.join(10)
@@ -167,3 +187,55 @@ class TcpProbe:
 
     def __exit__(self, *exc) -> None:
         self._teardown()
+
+
+class TcpProbe(_Capture):
+    """with TcpProbe(5201, 5299) as p: ...; p.records: every record whose peer port
+    (dport) is in [lo, hi]."""
+
+    def __init__(self, lo: int, hi: int, buffer_kb: int = 8192):
+        super().__init__({"tcp_probe": f"dport >= {lo} && dport <= {hi}"}, buffer_kb)
+        self.lo, self.hi = lo, hi
+
+    def parse(self, line: str) -> Record | None:
+        return parse(line)
+
+
+@dataclass
+class StateEvent:
+    t: float            # CLOCK_MONOTONIC seconds
+    sport: int
+    dport: int
+    kind: str           # "state": the socket entered `state`; "retx": it retransmitted
+    state: int = 0      # enum tcp_ca_state: 0 Open, 1 Disorder, 2 CWR, 3 Recovery, 4 Loss
+
+
+class CaStates(_Capture):
+    """with CaStates(5201, 5299) as c: ...; c.records: every congestion-state change
+    (tcp:tcp_cong_state_set) and every retransmitted segment (tcp:tcp_retransmit_skb)
+    of the sockets whose peer port is in [lo, hi]: what a run's senders went
+    through, whatever their controller (docs/DESIGN.md §6.6)."""
+
+    suffix = "-states"
+
+    def __init__(self, lo: int, hi: int, buffer_kb: int = 4096):
+        flt = f"dport >= {lo} && dport <= {hi}"
+        super().__init__({"tcp_cong_state_set": flt, "tcp_retransmit_skb": flt}, buffer_kb)
+
+    def parse(self, line: str) -> StateEvent | None:
+        m = ANY.search(line)
+        if not m or m.group(2) not in ("tcp_cong_state_set", "tcp_retransmit_skb"):
+            return None
+        f = dict(FIELD.findall(m.group(3)))
+        try:
+            if m.group(2) == "tcp_cong_state_set":
+                return StateEvent(float(m.group(1)), int(f["sport"]), int(f["dport"]), "state",
+                                  int(f["cong_state"]))
+            return StateEvent(float(m.group(1)), int(f["sport"]), int(f["dport"]), "retx")
+        except (KeyError, ValueError):
+            return None
+
+
+def states_available() -> bool:
+    return all((TRACEFS / "events" / "tcp" / e).is_dir()
+               for e in ("tcp_cong_state_set", "tcp_retransmit_skb"))

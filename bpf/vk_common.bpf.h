@@ -171,16 +171,19 @@ static __always_inline struct vk_event *vk_event_new(struct sock *sk, __u32 type
 }
 
 /*
- * Wake the reader only when the ring is filling up. A wake-up per record costs an
- * irq_work per ACK at full speed; `vegasctl trace` drains the ring every
- * VK_TRACE_POLL_MS anyway, and the forced wake-up at a quarter of the ring leaves
- * it three quarters to keep up with (docs/DESIGN.md §5.1).
+ * Wake the reader once, when the ring fills past a quarter. A wake-up per record
+ * costs an irq_work per ACK at full speed; `vegasctl trace` drains the ring every
+ * VK_TRACE_POLL_MS anyway, so only the record that crosses the mark wakes it (the
+ * queued bytes count this record's reservation), not every record after it while
+ * the reader catches up (docs/DESIGN.md §5.1).
  */
 static __always_inline void vk_event_submit(struct vk_event *e)
 {
 	__u64 queued = bpf_ringbuf_query(&vk_events, BPF_RB_AVAIL_DATA);
+	bool crossing = queued >= VK_TRACE_WAKE_BYTES &&
+			queued < VK_TRACE_WAKE_BYTES + sizeof(*e) + 8;	/* + its header */
 
-	bpf_ringbuf_submit(e, queued > VK_TRACE_WAKE_BYTES ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, crossing ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline __u64 vk_th_milli(__u32 pkts, __u32 rtt_us)
@@ -268,16 +271,20 @@ static __always_inline void vk_record(struct sock *sk, const struct vk_ca *ca,
 		f->rule_count[d->rule]++;
 }
 
-/* The instance's totals, per CPU: no atomics on the decision path. */
+/*
+ * The instance's totals, per CPU, so no two CPUs share a line. Still atomic adds:
+ * the ops also run in process context (setsockopt, close, the backlog) where a
+ * softirq on the same CPU can run another op between a load and its store.
+ */
 static __always_inline void vk_count_decision(__u32 rule)
 {
 	struct vk_stats *st = vk_stats_here();
 
 	if (!st)
 		return;
-	st->decisions++;
+	__sync_fetch_and_add(&st->decisions, 1);
 	if (rule < VK_NR_RULES)
-		st->rule_count[rule]++;
+		__sync_fetch_and_add(&st->rule_count[rule], 1);
 }
 
 /*
@@ -355,10 +362,11 @@ void BPF_PROG(vk_init, struct sock *sk)
 
 	vk_reset(sk);
 	if (st) {
-		st->inits++;
-		/* a new connection starts here before any data: one with data is a move */
+		__sync_fetch_and_add(&st->inits, 1);
+		/* a new connection starts here before any data: one with data is a move
+		 * (an active Fast Open's SYN data counts too: it shows as a move) */
 		if (tp->bytes_sent || tp->bytes_received)
-			st->moved_in++;
+			__sync_fetch_and_add(&st->moved_in, 1);
 		vk_ca(sk)->counted = 1;
 	}
 	if (!vk_params.keep_base_rtt)
@@ -442,7 +450,7 @@ void BPF_PROG(vk_release, struct sock *sk)
 		return;
 	st = vk_stats_here();
 	if (st)
-		st->releases++;
+		__sync_fetch_and_add(&st->releases, 1);
 }
 
 SEC("struct_ops")

@@ -52,9 +52,14 @@ int vk_die(const char *msg)
 	 * messages quote what the user gave, cut to fit */
 	fputs("vegasctl: ", stderr);
 	for (n = strlen(msg); n; msg += len, n -= len) {
-		len = vk_utf8_len((const unsigned char *)msg, n);
-		if (!len || (len == 1 && ((*msg < 0x20 && *msg != '\t') || *msg == 0x7f)))
-			fputc('?', stderr), len = 1;
+		const unsigned char *u = (const unsigned char *)msg;
+
+		len = vk_utf8_len(u, n);
+		/* what ends or rewrites a line: C0 and C1 controls (U+0085 is NEL), U+2028/9 */
+		if (!len || (len == 1 && ((u[0] < 0x20 && u[0] != '\t') || u[0] == 0x7f)) ||
+		    (len == 2 && u[0] == 0xc2 && u[1] < 0xa0) ||
+		    (len == 3 && u[0] == 0xe2 && u[1] == 0x80 && (u[2] == 0xa8 || u[2] == 0xa9)))
+			fputc('?', stderr), len = len ? len : 1;
 		else
 			fwrite(msg, 1, len, stderr);
 	}

@@ -56,7 +56,7 @@ struct step {
 	struct vk_instance old;		/* replace/set: what was there */
 	char old_default[VK_NAME_MAX];
 	char what[2 * VK_ERR_MAX];	/* the diff line */
-	char at[NAME_MAX + 8];		/* move: "host" or "netns NAME" */
+	char at[NAME_MAX + 8];		/* default, move: "host" or "netns NAME" */
 	unsigned moved;
 };
 
@@ -271,6 +271,7 @@ static int plan_default(struct plan *pl, const struct vk_want *w, const struct v
 		return -1;
 	s->def = d;
 	snprintf(s->old_default, sizeof(s->old_default), "%s", r.cur);
+	snprintf(s->at, sizeof(s->at), "%s", at);
 	snprintf(s->what, sizeof(s->what), "~ default %s: %s -> %s", at, r.cur, d->cc);
 	return 0;
 }
@@ -377,15 +378,25 @@ static int run_step(struct step *s, char *err)
 	return vk_err(err, "unknown step");
 }
 
-/* Put back what a done step changed; moves are not undone (see the top). */
+/* Put back what a done step changed: 0; 1 when an instance is kept because
+ * connections run on it; 2 for a move, which is not undone (see the top); -1 with err. */
 static int undo_step(const struct step *s, char *err)
 {
 	struct vk_params old;
 
 	switch (s->kind) {
 	case ST_LOAD:
-	case ST_RELOAD:
+	case ST_RELOAD: {
+		unsigned on = 0;
+
+		/* connections moved onto it (or opened under a default since undone) would
+		 * run on code no name reaches any more: it stays, and the message says so */
+		if (vk_sockets_on(s->cc->name, &on, err))
+			return -1;
+		if (on)
+			return 1;
 		return vk_instance_unload(s->cc->name, err);
+	}
 	case ST_REPLACE: {
 		const struct vk_variant_desc *v = vk_variant_by_id(s->old.params.variant);
 
@@ -403,7 +414,7 @@ static int undo_step(const struct step *s, char *err)
 	case ST_DEFAULT:
 		return set_default(s->def->netns, s->old_default, err);
 	case ST_MOVE:
-		return 0;
+		return 2;
 	}
 	return 0;
 }
@@ -427,21 +438,50 @@ static void print_step(const struct step *s, bool first, bool dry_run)
 	printf("}");
 }
 
-/* Undo steps [0, done) in reverse; the message of a failed undo is appended to err. */
+/* "load NAME", "default netns X", ...: a step in a few words, for the error line. */
+static const char *brief(const struct step *s, char *buf, size_t n)
+{
+	if (s->cc)
+		snprintf(buf, n, "%s %s", step_names[s->kind], s->cc->name);
+	else
+		snprintf(buf, n, "%s %s", step_names[s->kind], s->at);
+	return buf;
+}
+
+/*
+ * Undo steps [0, done) in reverse; what happened is appended to err: all undone,
+ * or which instances stay because connections run on them, or the undo that failed.
+ */
 static void roll_back(struct plan *pl, int done, char *err)
 {
-	char e2[VK_ERR_MAX] = "";
-	size_t len = strlen(err);
+	char e2[VK_ERR_MAX] = "", b[NAME_MAX + 16], kept[160] = "";
+	size_t len = strlen(err), klen = 0;
+	int undone = 0, moves = 0;
 
 	for (int i = done - 1; i >= 0; i--) {
-		if (!undo_step(&pl->s[i], e2))
+		int r = undo_step(&pl->s[i], e2);
+
+		if (r == 1)
+			klen += snprintf(kept + klen, klen < sizeof(kept) ? sizeof(kept) - klen : 0,
+					 "%s%s", klen ? ", " : "", pl->s[i].cc->name);
+		moves += r == 2;
+		undone += r == 0;
+		if (r >= 0)
 			continue;
-		snprintf(err + len, VK_ERR_MAX - len, "; undoing '%s' failed too (%s): the host is "
-			 "partly applied, and apply again converges", pl->s[i].what + 2, e2);
+		snprintf(err + len, VK_ERR_MAX - len, "; undoing '%s' failed too (%.60s): apply again "
+			 "converges", brief(&pl->s[i], b, sizeof(b)), e2);
 		return;
 	}
-	snprintf(err + len, VK_ERR_MAX - len, "; the %d change%s before it %s undone", done,
-		 done == 1 ? "" : "s", done == 1 ? "was" : "were");
+	if (undone == done) {
+		snprintf(err + len, VK_ERR_MAX - len, "; the %d change%s before it %s undone", done,
+			 done == 1 ? "" : "s", done == 1 ? "was" : "were");
+		return;
+	}
+	len += snprintf(err + len, VK_ERR_MAX - len, "; %d of the %d changes before it undone%s",
+			undone, done, moves ? ", the connections already moved stay" : "");
+	if (kept[0] && len < VK_ERR_MAX)
+		snprintf(err + len, VK_ERR_MAX - len, ", and %.60s kept loaded: connections run on it",
+			 kept);
 }
 
 static int execute(struct plan *pl, char *err)
@@ -452,7 +492,10 @@ static int execute(struct plan *pl, char *err)
 		snprintf(point, sizeof(point), "apply:step%d", i + 1);
 		if (vk_fail_point(point) ? vk_err(e2, "failed at %s (VEGASCTL_FAIL_AT)", point) :
 		    run_step(&pl->s[i], e2)) {
-			snprintf(err, VK_ERR_MAX, "apply: '%.80s' failed: %.120s", pl->s[i].what + 2, e2);
+			char b[NAME_MAX + 16];
+
+			snprintf(err, VK_ERR_MAX, "apply: '%.60s' failed: %.100s",
+				 brief(&pl->s[i], b, sizeof(b)), e2);
 			roll_back(pl, i, err);
 			return -1;
 		}

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,12 @@ static unsigned long long trace_lost(void)
 	return v;
 }
 
-static long long live(const struct vk_stats *st) { return (long long)(st->inits - st->releases); }
+/* Summed over CPUs without a snapshot: a release counted before its init can show for a
+ * moment, so the gauge never goes below 0. */
+static long long live(const struct vk_stats *st)
+{
+	return st->inits > st->releases ? (long long)(st->inits - st->releases) : 0;
+}
 static long long started(const struct vk_stats *st) { return (long long)st->inits; }
 static long long moved_in(const struct vk_stats *st) { return (long long)st->moved_in; }
 
@@ -150,7 +156,7 @@ static int to_textfile(const char *file, char *err)
 	if (!f)
 		return vk_err(err, "cannot write %s: %s", tmp, strerror(errno));
 	ret = write_metrics(f, err);
-	if (fclose(f) && !ret)
+	if ((ferror(f) | fclose(f)) && !ret)	/* both: fclose must run either way */
 		ret = vk_err(err, "cannot write %s: %s", tmp, strerror(errno));
 	if (!ret && rename(tmp, file))
 		ret = vk_err(err, "cannot rename %s to %s: %s", tmp, file, strerror(errno));
@@ -220,7 +226,9 @@ static void serve_one(int c)
 	FILE *f;
 	ssize_t r;
 
+	/* a client that neither sends nor reads holds the server 2 s, not for ever */
 	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	while (got < sizeof(req) - 1 && (r = read(c, req + got, sizeof(req) - 1 - got)) > 0) {
 		got += r;
 		req[got] = '\0';
@@ -249,7 +257,8 @@ static void serve_one(int c)
 
 static int serve(const char *spec, char *err)
 {
-	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART: accept returns */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, waitmask;
 	struct sockaddr_storage ss;
 	socklen_t len = 0;
 	int s, one = 1;
@@ -265,16 +274,32 @@ static int serve(const char *spec, char *err)
 		close(s);
 		return -1;
 	}
+	/* SIGINT and SIGTERM only while ppoll waits: one that arrives between the check
+	 * of `stopping` and the wait is delivered by the wait itself, not lost */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &waitmask);
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGTERM);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	printf("serving http://%s/metrics\n", spec);
 	fflush(stdout);
 	while (!stopping) {
-		int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+		struct pollfd pfd = { .fd = s, .events = POLLIN };
+		int c;
 
-		if (c < 0)
-			continue;	/* EINTR on a signal: the loop test sees it */
+		if (ppoll(&pfd, 1, NULL, &waitmask) <= 0)
+			continue;	/* EINTR: a signal, which the loop test sees */
+		c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0) {
+			/* out of descriptors or memory: wait instead of spinning */
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				usleep(100 * 1000);
+			continue;
+		}
 		serve_one(c);
 		close(c);
 	}

@@ -4,8 +4,9 @@
  * connection (docs/DESIGN.md §4.7; what vegaskit.service does on stop). In
  * every network namespace a task or a mount holds: a default that is one of
  * ours becomes CC, and established connections on ours move to CC. Then
- * every instance is unloaded. Idempotent: on a host without vegaskit it
- * changes nothing.
+ * every instance no connection runs any more is unloaded; one that still has
+ * some (a move failed) stays, and reset fails saying so. Idempotent: on a host
+ * without vegaskit it changes nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,8 @@ int vk_cmd_reset(int argc, char **argv)
 	struct vk_opts o = { .longopts = opts };
 	char err[VK_ERR_MAX] = "";
 	struct reset r = { .err = err };
-	int c, ret = 0, unloaded = 0;
+	char keep[VK_NAME_MAX + 32] = "";
+	int c, ret = 0, unloaded = 0, kept = 0;
 
 	while ((c = vk_getopt(argc, argv, &o)) >= 0)
 		if (c == 't' && r.to)
@@ -106,10 +108,17 @@ int vk_cmd_reset(int argc, char **argv)
 	}
 	if (r.n)
 		ret = vk_netns_each(reset_ns, &r, err);
+	/* an instance some connection still runs (a move that failed) stays: unloaded,
+	 * no name would reach its code, and no reset could move them later */
 	for (int i = 0; !ret && i < r.n; i++) {
-		if (vk_instance_unload(r.names[i], err))
+		unsigned on = 0;
+
+		if (vk_sockets_on(r.names[i], &on, err) ||
+		    (!on && vk_instance_unload(r.names[i], err)))
 			ret = -1;
-		else
+		else if (on && !kept++)
+			snprintf(keep, sizeof(keep), "%s (%u connections)", r.names[i], on);
+		else if (!on)
 			unloaded++;
 	}
 	if (vk_cli.json)
@@ -120,5 +129,11 @@ int vk_cmd_reset(int argc, char **argv)
 		       "%d controller%s unloaded\n", r.to, r.defaults, r.defaults == 1 ? "" : "s",
 		       r.moved, r.moved == 1 ? "" : "s", r.failed, unloaded, unloaded == 1 ? "" : "s");
 	free(r.names);
+	if (!ret && kept) {
+		snprintf(err, sizeof(err), "%u connections could not be moved to %s: %d controller%s "
+			 "kept loaded, %s%s; reset again once they close or move", r.failed, r.to, kept,
+			 kept == 1 ? "" : "s", keep, kept > 1 ? " and others" : "");
+		ret = -1;
+	}
 	return ret ? vk_die(err) : 0;
 }

@@ -431,31 +431,32 @@ static struct vk_conf_table *add_table(struct parser *ps, char **path, int depth
 	return t;
 }
 
-/* "[a.b]" as written, for messages. */
-static const char *path_str(char **path, int depth, bool array)
+/* "[a.b]" as written, for messages, in buf (160 bytes). */
+static const char *path_str(char *buf, char **path, int depth, bool array)
 {
-	static char buf[160];
 	size_t n = 0;
 
-	n += snprintf(buf + n, sizeof(buf) - n, "%s", array ? "[[" : "[");
-	for (int i = 0; i < depth && n < sizeof(buf); i++)
-		n += snprintf(buf + n, sizeof(buf) - n, "%s%s", i ? "." : "", path[i]);
-	if (n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - n, "%s", array ? "]]" : "]");
+	n += snprintf(buf + n, 160 - n, "%s", array ? "[[" : "[");
+	for (int i = 0; i < depth && n < 160; i++)
+		n += snprintf(buf + n, 160 - n, "%s%s", i ? "." : "", path[i]);
+	if (n < 160)
+		snprintf(buf + n, 160 - n, "%s", array ? "]]" : "]");
 	return buf;
 }
 
 /* Open [path] or [[path]], with TOML's rules on what may be defined twice. */
 static int open_table(struct parser *ps, char **path, int depth, bool array)
 {
+	char p1[160], p2[160];
 	struct vk_conf_table *t;
 
 	for (int k = 0; k < depth; k++) {
 		struct vk_conf_table *parent = find_table(ps->c, path, k);
 
 		if (parent && has_key(parent, path[k]))
-			return fail(ps, "%s: '%s' is already a key of %s", path_str(path, depth, array),
-				    path[k], k ? path_str(path, k, false) : "the top level");
+			return fail(ps, "%s: '%s' is already a key of %s",
+				    path_str(p1, path, depth, array), path[k],
+				    k ? path_str(p2, path, k, false) : "the top level");
 		if (k && parent && parent->array)
 			return fail(ps, "tables under an array of tables are not supported here");
 		if (k && !parent && !add_table(ps, path, k, false, true))
@@ -464,11 +465,11 @@ static int open_table(struct parser *ps, char **path, int depth, bool array)
 	t = find_table(ps->c, path, depth);
 	if (t && (t->array != array))
 		return fail(ps, "%s: '%s' is already defined as %s (line %d)",
-			    path_str(path, depth, array), path[depth - 1],
+			    path_str(p1, path, depth, array), path[depth - 1],
 			    t->array ? "an array of tables" : "a table", t->line);
 	if (t && !array && !t->implicit)
-		return fail(ps, "%s is defined twice (first at line %d)", path_str(path, depth, array),
-			    t->line);
+		return fail(ps, "%s is defined twice (first at line %d)",
+			    path_str(p1, path, depth, array), t->line);
 	if (t && !array) {
 		t->implicit = false;	/* [a.b] then [a]: TOML allows defining [a] once */
 		t->line = ps->line;
@@ -574,6 +575,8 @@ int vk_conf_parse(const char *name, const char *text, unsigned long len, struct 
 	unsigned long bad;
 
 	memset(c, 0, sizeof(*c));
+	if (text[len] != '\0')		/* the scanners stop at the terminator at the latest */
+		return vk_err(err, "%s: internal error: text not terminated", name);
 	if (memchr(text, '\0', len))
 		return vk_err(err, "%s: a NUL byte: this is not a text file", name);
 	bad = bad_utf8((const unsigned char *)text, len);
@@ -591,7 +594,7 @@ int vk_conf_parse(const char *name, const char *text, unsigned long len, struct 
 		const char *eol = nl ? nl : end;
 
 		ps.line++;
-		if (eol > s && eol[-1] == '\r')
+		if (nl && eol > s && eol[-1] == '\r')	/* CRLF; a lone CR is a control character */
 			eol--;
 		for (const char *q = s; q < eol; q++)
 			if (((unsigned char)*q < 0x20 && *q != '\t') || *q == 0x7f)

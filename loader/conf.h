@@ -51,7 +51,8 @@ struct vk_conf {
 
 /* Parse file; 0, or -1 with err "FILE:LINE: what is wrong". */
 int vk_conf_read(const char *file, struct vk_conf *c, char *err);
-/* The same for text in memory (len bytes), `name` standing for the file in messages. */
+/* The same for text in memory: len bytes, and a '\0' at text[len]; `name` stands for the
+ * file in messages. */
 int vk_conf_parse(const char *name, const char *text, unsigned long len, struct vk_conf *c,
 		  char *err);
 void vk_conf_free(struct vk_conf *c);

@@ -167,25 +167,49 @@ static int reuse_stats(struct bpf_object *obj, const char *name, char *err)
 	char pin[PIN_PATH_MAX];
 	int fd, ret = 0;
 
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
 	path_of(pin, name, "stats");
 	fd = m ? bpf_obj_get(pin) : -1;
 	if (fd < 0)
 		return 0;
-	if (bpf_map__reuse_fd(m, fd))
+	/* reuse_fd checks nothing: counters of another layout start afresh instead */
+	if (!bpf_map_get_info_by_fd(fd, &info, &len) && info.type == bpf_map__type(m) &&
+	    info.key_size == bpf_map__key_size(m) && info.value_size == bpf_map__value_size(m) &&
+	    info.max_entries == bpf_map__max_entries(m) && bpf_map__reuse_fd(m, fd))
 		ret = vk_err(err, "cannot reuse %s: %s", pin, strerror(errno));
 	close(fd);
 	return ret;
 }
 
-/* Pin the counters if they are not yet (a fresh load, or a replace of older code). */
+/*
+ * Pin the counters unless the pin already is this map (a replace that reused it). A
+ * fresh load pins before it commits, so a failure fails the load; after a replace's
+ * commit a failure cannot undo it, so there it is only a missing counter (replaced
+ * says how it went: see vk_instance_replace).
+ */
 static int pin_stats(struct bpf_object *obj, const char *name, char *err)
 {
 	struct bpf_map *m = bpf_object__find_map_by_name(obj, "vk_stats");
+	struct bpf_map_info a = {}, b = {};
+	__u32 la = sizeof(a), lb = sizeof(b);
 	char pin[PIN_PATH_MAX];
+	int fd;
 
-	path_of(pin, name, "stats");
-	if (!m || !access(pin, F_OK))
+	if (!m)
 		return 0;
+	path_of(pin, name, "stats");
+	fd = bpf_obj_get(pin);
+	if (fd >= 0) {
+		bool same = !bpf_map_get_info_by_fd(fd, &a, &la) &&
+			    !bpf_map_get_info_by_fd(bpf_map__fd(m), &b, &lb) && a.id == b.id;
+
+		close(fd);
+		if (same)
+			return 0;
+		unlink(pin);	/* another layout's: this code counts afresh */
+	}
 	if (bpf_map__pin(m, pin))
 		return vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
 	return 0;
@@ -427,7 +451,10 @@ int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 		vk_err(err, "replaced, but cannot move %s to %s: %s", next, pin, strerror(errno));
 		goto out;
 	}
-	ret = pin_stats(obj, name, err);
+	/* committed: a counter that cannot be pinned does not make the replace a failure */
+	pin_stats(obj, name, err);
+	err[0] = '\0';
+	ret = 0;
 out:
 	bpf_object__close(obj);
 	bpf_link__disconnect(link);	/* keep the kernel link: it is pinned */

@@ -11,7 +11,9 @@
 #include "cli.h"
 #include "embed.h"
 #include "iter.h"
+#include "filter.h"
 #include "move.h"
+#include "netns.h"
 
 VK_EMBED(vk_swap_iter)
 
@@ -98,3 +100,34 @@ out:
 	return ret;
 }
 
+
+struct on_walk {
+	struct vk_swap_cfg cfg;
+	unsigned n;
+	char *err;
+};
+
+static int count_on(__u32 inum, void *arg)
+{
+	struct on_walk *w = arg;
+	struct vk_move_counts c = {};
+	(void)inum;
+
+	if (vk_move_established(&w->cfg, &c, w->err))
+		return -1;
+	w->n += c.already;	/* count_only: on the target's name is "already" */
+	return 0;
+}
+
+int vk_sockets_on(const char *name, unsigned *n, char *err)
+{
+	struct on_walk w = { .err = err };
+
+	vk_filter_init(&w.cfg.filter);
+	snprintf(w.cfg.target, sizeof(w.cfg.target), "%s", name);
+	w.cfg.count_only = 1;
+	if (vk_filter_controller(&w.cfg.filter, name, err) || vk_netns_each(count_on, &w, err))
+		return -1;
+	*n = w.n;
+	return 0;
+}

@@ -29,5 +29,11 @@ int vk_default_write(const char *name);
  * not on the target's name. 0, or -1 with err if the walk could not run.
  */
 int vk_move_established(const struct vk_swap_cfg *cfg, struct vk_move_counts *c, char *err);
+/*
+ * How many connected sockets run the controller named name, in every namespace a
+ * task or a mount holds: 0 with *n, or -1 with err. What decides whether an
+ * instance may go (apply's rollback, reset): one with connections on it stays.
+ */
+int vk_sockets_on(const char *name, unsigned *n, char *err);
 
 #endif

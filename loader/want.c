@@ -168,9 +168,13 @@ static int read_default(const struct reader *r, const struct vk_conf_table *t, c
 	struct vk_want_default *d;
 	const char *table = netns ? "[netns.NAME]" : "[host]";
 
+	char name[NAME_MAX + 1];
+
 	for (int i = 0; i < t->nkv; i++)
 		if (strcmp(t->kv[i].key, "default"))
 			return unknown_key(r, &t->kv[i], table, "default");
+	if (netns && netns_name(r, netns, t->line, name))
+		return -1;
 	if (!t->nkv)
 		return 0;
 	d = realloc(w->def, (w->ndef + 1) * sizeof(*d));
@@ -217,6 +221,10 @@ static int move_key(const struct reader *r, struct vk_want_move *m, const struct
 			return vk_filter_controller(f, kv->text, r->err) ? at(r, kv->line, r->err) : 0;
 		if (kv->type != VK_CONF_STRS)
 			return wrong_type(r, kv, "a string or an array of strings");
+		/* no controllers would be no filter: every connection, the opposite of [] */
+		if (!kv->nstrs)
+			return at(r, kv->line, "from = [] names no controller: name at least one, or "
+				  "leave 'from' out to move connections from any");
 		for (int i = 0; i < kv->nstrs; i++)
 			if (vk_filter_controller(f, kv->strs[i], r->err))
 				return at(r, kv->line, r->err);
@@ -251,6 +259,15 @@ static int read_table(const struct reader *r, const struct vk_conf_table *t)
 	const char *top = t->depth ? t->path[0] : "";
 	char m[VK_ERR_MAX];
 
+	/* made by a deeper header only: that header's own table says what is wrong */
+	if (t->implicit)
+		return 0;
+	if (t->depth && t->array != (t->depth == 1 && !strcmp(top, "move"))) {
+		snprintf(m, sizeof(m), "%s: write [%s%s%s]%s", t->array ? "an array of tables" :
+			 "a table", t->array ? "" : "[", top, t->depth > 1 ? ".NAME" : "",
+			 t->array ? "" : "]");
+		return at(r, t->line, m);
+	}
 	if (!t->depth && t->nkv)
 		return at(r, t->kv[0].line, "keys before the first table: every key belongs to one of "
 			  KNOWN_TABLES);

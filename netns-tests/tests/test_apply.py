@@ -8,6 +8,8 @@ own words.
 """
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 import tomllib
 from pathlib import Path
@@ -17,7 +19,7 @@ import pytest
 from conftest import available_cc, vegasctl, vegasctl_json
 from livecheck import allow_cubic, check_complete, socket_ccs, spawn_checkstream, wait_for  # noqa: F401 (fixture)
 from vegaskit.testbed.netns import Lab, Netns
-from vegaskit.testbed.topology import htb_path, receiver_addr
+from vegaskit.testbed.topology import htb_path, receiver_addr, veth_pair
 
 pytestmark = pytest.mark.kernel
 PORT = 7200
@@ -153,6 +155,47 @@ def test_a_failed_step_undoes_the_ones_before_it(lab_ns, tmp_path):
     assert r.stderr.startswith("vegasctl: apply: 'default netns") and "2 changes before it were undone" in r.stderr
     assert state(ns) == before
     assert "vkap_v" not in available_cc()
+
+
+@pytest.mark.reliability("kill_point")
+@pytest.mark.needs_kernel("iter_setsockopt")
+def test_a_rollback_keeps_a_controller_connections_were_moved_onto(tmp_path):
+    """Load, move the connections of one namespace, fail at the second move: the
+    first move stays (moving back could fail the same way), so the controller it
+    moved them onto stays loaded, and the error line says so; the next apply
+    converges."""
+    conns = 20
+    try:
+        with Lab() as lab:
+            p = veth_pair(lab)
+            srv = lab.spawn(p.b, [sys.executable, "-m", "vegaskit.testbed.holdconns", "server",
+                                  "--ports", str(PORT), "--conns", str(conns)], stdin=subprocess.PIPE)
+            assert srv.stdout.readline().strip() == b"listening"
+            cli = lab.spawn(p.a, [sys.executable, "-m", "vegaskit.testbed.holdconns", "client",
+                                  "--addr", p.addr_b, "--ports", str(PORT), "--conns", str(conns),
+                                  "--cc", "reno"], stdin=subprocess.PIPE)
+            for proc in (cli, srv):
+                assert proc.stdout.readline().strip() == f"ready {conns}".encode()
+            f = tmp_path / "vk.toml"
+            f.write_text('[controller.vkap_a]\nvariant = "vegas_a"\n\n'
+                         f'[[move]]\nto = "vkap_a"\nnetns = "{p.a.name}"\n\n'
+                         f'[[move]]\nto = "vkap_a"\nnetns = "{p.b.name}"\n')
+            r = apply(f, env={"VEGASCTL_FAIL_AT": "apply:step3"}, check=False)
+            assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+            assert ("0 of the 2 changes before it undone, the connections already moved stay, "
+                    "and vkap_a kept loaded") in r.stderr, r.stderr
+            assert "vkap_a" in available_cc()
+            assert socket_ccs_all(p.a) == ["vkap_a"] * conns
+            again = apply(f).stdout
+            assert "> move netns " + p.b.name + f": {conns} connections moved" in again, again
+            assert apply(f).stdout.startswith("nothing to change")
+    finally:
+        vegasctl("unload", "vkap_a", check=False)
+
+
+def socket_ccs_all(ns) -> list[str]:
+    out = ns.run(["ss", "-tinH", "state", "established"])
+    return [line.split()[0] for line in out.splitlines() if line.startswith(("\t", " "))]
 
 
 @pytest.mark.reliability("bad_input")

@@ -46,7 +46,7 @@ $(BUILD)/vegasctl.8: $(BUILD)/vegasctl tools/gen_man.py
 # tools, vegaskit.service and an example configuration (docs/DESIGN.md §4.8).
 # The configuration itself is the operator's: never written, never removed.
 PREFIX		?= /usr/local
-SYSCONFDIR	?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSCONFDIR	?= /etc
 SBINDIR		:= $(PREFIX)/sbin
 UNITDIR		?= $(PREFIX)/lib/systemd/system
 SHAREDIR	:= $(PREFIX)/share/vegaskit

@@ -85,3 +85,16 @@ def test_swap_stage_moves_every_held_connection():
     assert z["connections"] == 300 and z["swaps"] == 2
     assert z["moved_min"] == 300 and z["failed"] == 0
     assert 0 < z["move_ms"]["median"] < 10_000 and z["vegasctl_max_rss_kb"] > 0
+
+
+def test_flow_count_stage_runs_every_count_for_both_controllers():
+    """The flow-count stage on small counts: every (controller, count) measured, and
+    bpf_vegas's BPF time per ACK read from the kernel."""
+    from vegaskit.bench import flowscale
+    with loaded("vegas"):
+        r = flowscale.run(rounds=1, seconds=1.0, counts=(1, 3))
+    for cc in ("bpf_vegas", "reno"):
+        assert set(r["cpu_s_per_gb"][cc]) == {1, 3}
+        assert all(v["median"] > 0 for v in r["cpu_s_per_gb"][cc].values())
+    assert all(v["median"] > 0 for v in r["bpf_ns_per_ack"].values())
+    assert r["cpu_growth_vs_1_flow"]["reno"][1] == 1.0

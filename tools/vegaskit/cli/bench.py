@@ -11,6 +11,8 @@
    the ping RTT error at 40 ms.
 4. Hot swap: time to move 200 to 100,000 established connections between
    controllers (vegaskit.bench.swapscale).
+5. Flow count: CPU per GB and BPF time per ACK at 1, 10, 100 and 1,000 flows,
+   bpf_vegas against reno (vegaskit.bench.flowscale).
 
 Writes results/bench/report.md and results/bench/bench.json.
 """
@@ -24,7 +26,7 @@ import sys
 from pathlib import Path
 
 from vegaskit import intf, paths
-from vegaskit.bench import opcost, swapscale
+from vegaskit.bench import flowscale, opcost, swapscale
 from vegaskit.bench.flows import one_flow
 from vegaskit.paths import VEGASCTL
 from vegaskit.testbed import iperf
@@ -147,7 +149,27 @@ def report(r: dict) -> str:
               f"({r['linkemu']['ping_40ms_error_ms']:+.3f} ms).", "",
               ]
     lines += swap_section(r["swap"])
+    lines += flows_section(r["flows"])
     return "\n".join(lines)
+
+
+def flows_section(f: dict) -> list[str]:
+    lines = ["## Cost against the number of flows", "",
+             f"Method: {f['rounds']} rounds; each runs bpf_vegas and reno with "
+             f"{', '.join(str(n) for n in f['counts'])} iperf3 streams at once for "
+             f"{f['seconds']:g} s over one veth, order reversed every other round. CPU per GB "
+             "is the host's; BPF per ACK is bpf_vegas's run time over its senders' ACKs. "
+             "Growth is the median at N flows over the median at 1.", "",
+             "| flows | bpf_vegas CPU s/GB | reno CPU s/GB | bpf_vegas growth | reno growth | "
+             "bpf_vegas BPF ns per ACK |", "|---|---|---|---|---|---|"]
+    for n in f["counts"]:
+        k = str(n) if str(n) in f["cpu_s_per_gb"]["bpf_vegas"] else n
+        lines.append(f"| {n} | {interval(f['cpu_s_per_gb']['bpf_vegas'][k], '.3f')} | "
+                     f"{interval(f['cpu_s_per_gb']['reno'][k], '.3f')} | "
+                     f"{f['cpu_growth_vs_1_flow']['bpf_vegas'][k]:.2f} | "
+                     f"{f['cpu_growth_vs_1_flow']['reno'][k]:.2f} | "
+                     f"{interval(f['bpf_ns_per_ack'][k])} |")
+    return lines + [""]
 
 
 def swap_section(w: dict) -> list[str]:
@@ -176,7 +198,8 @@ def main() -> int:
         r = {}
         for name, fn in (("opcost", lambda: opcost.run(ROUNDS, SECONDS)),
                          ("overhead", bench_overhead), ("tracing", bench_tracing),
-                         ("linkemu", bench_linkemu), ("swap", lambda: swapscale.run(ROUNDS))):
+                         ("linkemu", bench_linkemu), ("swap", lambda: swapscale.run(ROUNDS)),
+                         ("flows", lambda: flowscale.run(ROUNDS, SECONDS))):
             print(f"== {name}", flush=True)
             r[name] = fn()
             print(json.dumps(r[name], indent=1), flush=True)

@@ -52,13 +52,16 @@ def server(lab: Lab, ns: Netns, port: int, interval: float = 0.5) -> subprocess.
 
 
 def client(lab: Lab, ns: Netns, addr: str, port: int, cc: str, seconds: float,
-           interval: float = 0.5, mss: int | None = None) -> subprocess.Popen:
-    """A flow of `seconds`. (Transfers of N bytes: testbed/transfer.py; iperf3 -n
-    stops counting when the sender has written them, not when they arrive.)"""
+           interval: float = 0.5, mss: int | None = None, streams: int = 1) -> subprocess.Popen:
+    """A flow of `seconds` (or `streams` of them, iperf3 -P, at most 128). (Transfers
+    of N bytes: testbed/transfer.py; iperf3 -n stops counting when the sender has
+    written them, not when they arrive.)"""
     argv = ["iperf3", "-c", addr, "-p", str(port), "-C", cc, "-i", str(interval), "-J",
             "--get-server-output", "-t", str(seconds)]
     if mss:
         argv += ["-M", str(mss)]
+    if streams > 1:
+        argv += ["-P", str(streams)]
     return lab.spawn(ns, argv)
 
 

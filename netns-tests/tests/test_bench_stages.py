@@ -98,3 +98,14 @@ def test_flow_count_stage_runs_every_count_for_both_controllers():
         assert all(v["median"] > 0 for v in r["cpu_s_per_gb"][cc].values())
     assert all(v["median"] > 0 for v in r["bpf_ns_per_ack"].values())
     assert r["cpu_growth_vs_1_flow"]["reno"][1] == 1.0
+
+
+def test_emulator_stage_measures_delay_error_and_rate():
+    """The emulator stage at one rate: errors are small next to the 20 ms it adds
+    (the host's stacks included), and the unlimited link carries traffic."""
+    from vegaskit.bench import emulator
+    r = emulator.run(rounds=1, seconds=1.0, rates=(10_000_000,))
+    e, v = r["error_us"][10_000_000], r["veth_us"][10_000_000]
+    assert -100 < e["p50"]["median"] < 2_000 and e["p99"]["median"] <= e["max"]["median"]
+    assert 0 < v["p50"]["median"] < 2_000
+    assert r["max_gbit_s"]["median"] > 0.05 and r["cpu_s_per_gbit"]["median"] > 0

@@ -44,6 +44,7 @@ import pytest
 
 from conftest import available_cc
 from vegaskit.testbed import leftovers, netns, udpprobe
+from vegaskit.testbed.probes import probe_recv, probe_result, probe_send
 from vegaskit.testbed.linkemu import LINKEMU, Change, LinkParams, read_qlog
 from vegaskit.testbed.topology import two_hosts
 from vegaskit.testbed.netns import Lab
@@ -104,25 +105,6 @@ def receiver_window(doc: dict, t0: float, t1: float) -> tuple[int, float]:
     ivs = [s for s in ivs if s["start"] >= t0 - 0.01 and s["end"] <= t1 + 0.05]
     assert len(ivs) >= 2, f"too few receiver intervals in [{t0}, {t1}]"
     return sum(s["bytes"] for s in ivs), sum(s["seconds"] for s in ivs)
-
-
-def probe_recv(lab: Lab, ns: netns.Netns, port: int, idle: float, max_wait: float):
-    p = lab.spawn(ns, [sys.executable, str(PROBE), "recv", "--bind", f"0.0.0.0:{port}",
-                       "--idle", str(idle), "--max-wait", str(max_wait)])
-    assert p.stdout.readline().strip() == b"ready", p.stderr.read().decode()
-    return p
-
-
-def probe_send(lab: Lab, ns: netns.Netns, addr: str, port: int, count: int, pps: float,
-               size: int = 64) -> subprocess.Popen:
-    return lab.spawn(ns, [sys.executable, str(PROBE), "send", "--to", f"{addr}:{port}",
-                          "--count", str(count), "--pps", str(pps), "--size", str(size)])
-
-
-def probe_result(p: subprocess.Popen, timeout: float) -> dict:
-    out, err = p.communicate(timeout=timeout)
-    assert p.returncode == 0, err.decode()
-    return json.loads(out.decode().strip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------- RTT

@@ -7,8 +7,8 @@
    kernel's reno and cubic in the same rounds; ratios of medians.
 2. Tracing: bpf_vegas throughput at full veth speed with `vegasctl trace` off
    and on (every ACK and decision), and the events lost.
-3. Link emulator: the highest TCP rate through an unlimited linkemu link, and
-   the ping RTT error at 40 ms.
+3. Link emulator: per-packet delay error at 10, 100 and 1,000 Mbit/s, the
+   highest TCP rate and linkemu's CPU per Gbit/s (vegaskit.bench.emulator).
 4. Hot swap: time to move 200 to 100,000 established connections between
    controllers (vegaskit.bench.swapscale).
 5. Flow count: CPU per GB and BPF time per ACK at 1, 10, 100 and 1,000 flows,
@@ -26,14 +26,12 @@ import sys
 from pathlib import Path
 
 from vegaskit import intf, paths
-from vegaskit.bench import flowscale, opcost, swapscale
+from vegaskit.bench import emulator, flowscale, opcost, swapscale
 from vegaskit.bench.flows import one_flow
 from vegaskit.paths import VEGASCTL
-from vegaskit.testbed import iperf
-from vegaskit.testbed.linkemu import LinkParams
 from vegaskit.testbed.leftovers import owner_env
 from vegaskit.testbed.netns import Lab
-from vegaskit.testbed.topology import two_hosts, veth_pair
+from vegaskit.testbed.topology import veth_pair
 from vegaskit.testbed.vtrace import Trace
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
@@ -82,22 +80,6 @@ def bench_tracing() -> dict:
             "lost_total": sum(lost), "rounds": ROUNDS}
 
 
-def bench_linkemu() -> dict:
-    with Lab() as lab:
-        p = two_hosts(lab, LinkParams(rate_bps=0, delay_us=0, limit_pkts=1000))
-        iperf.server(lab, p.b, 5201)
-        r = iperf.wait(iperf.client(lab, p.a, p.addr_b, 5201, "cubic", SECONDS), "cubic", 60)
-        max_rate = r.bps_received
-    with Lab() as lab:
-        p = two_hosts(lab, LinkParams(rate_bps=0, delay_us=20_000, limit_pkts=1000))
-        rtts = []
-        for _ in range(20):
-            out = p.a.run(["ping", "-c", "1", "-q", p.addr_b])
-            rtts.append(float(out.split("=")[-1].split("/")[1]))
-    return {"max_tcp_gbit_s": max_rate / 1e9, "ping_40ms_median_ms": statistics.median(rtts),
-            "ping_40ms_error_ms": statistics.median(rtts) - 40.0}
-
-
 def interval(x: dict, fmt: str = ".0f") -> str:
     return f"{x['median']:{fmt}} [{x['low']:{fmt}}, {x['high']:{fmt}}]"
 
@@ -143,11 +125,8 @@ def report(r: dict) -> str:
               f"Throughput {t['gbit_s_off']:.2f} Gbit/s with tracing off, {t['gbit_s_on']:.2f} "
               f"Gbit/s on (cost {t['cost']:.1%}); {t['records_per_run']:.0f} records per run, "
               f"{t['lost_per_run']:.0f} lost per run (median), {t['lost_total']} in all.", "",
-              "## Link emulator", "",
-              f"Unlimited rate: {r['linkemu']['max_tcp_gbit_s']:.2f} Gbit/s of TCP goodput; "
-              f"ping through a 40 ms link: {r['linkemu']['ping_40ms_median_ms']:.3f} ms median "
-              f"({r['linkemu']['ping_40ms_error_ms']:+.3f} ms).", "",
               ]
+    lines += emulator_section(r["linkemu"])
     lines += swap_section(r["swap"])
     lines += flows_section(r["flows"])
     return "\n".join(lines)
@@ -170,6 +149,25 @@ def flows_section(f: dict) -> list[str]:
                      f"{f['cpu_growth_vs_1_flow']['reno'][k]:.2f} | "
                      f"{interval(f['bpf_ns_per_ack'][k])} |")
     return lines + [""]
+
+
+def emulator_section(e: dict) -> list[str]:
+    lines = ["## Link emulator", "",
+             f"Method: {e['rounds']} rounds; UDP datagrams of {e['payload']} bytes at "
+             f"{e['load']:.0%} of the rate through a {e['delay_ms']:g} ms link; error = one-way "
+             "delay minus the configured delay and the datagram's serialization; the same "
+             "datagrams over a plain veth give the host stacks' own one-way delay. Median "
+             "[interval] over rounds of each round's p50, p99 and max, in microseconds.", "",
+             "| rate | error p50 | error p99 | error max | veth p50 | veth p99 |",
+             "|---|---|---|---|---|---|"]
+    for rate, d in e["error_us"].items():
+        v = e["veth_us"][rate]
+        lines.append(f"| {int(rate) / 1e6:g} Mbit/s | {interval(d['p50'])} | {interval(d['p99'])} | "
+                     f"{interval(d['max'])} | {interval(v['p50'])} | {interval(v['p99'])} |")
+    lines += ["", f"Highest rate (cubic, unlimited link): {interval(e['max_gbit_s'], '.2f')} "
+              f"Gbit/s; linkemu's CPU: {interval(e['cpu_s_per_gbit'], '.3f')} CPU-seconds per "
+              "gigabit carried (cores busy per Gbit/s).", ""]
+    return lines
 
 
 def swap_section(w: dict) -> list[str]:
@@ -198,7 +196,8 @@ def main() -> int:
         r = {}
         for name, fn in (("opcost", lambda: opcost.run(ROUNDS, SECONDS)),
                          ("overhead", bench_overhead), ("tracing", bench_tracing),
-                         ("linkemu", bench_linkemu), ("swap", lambda: swapscale.run(ROUNDS)),
+                         ("linkemu", lambda: emulator.run(ROUNDS, SECONDS)),
+                         ("swap", lambda: swapscale.run(ROUNDS)),
                          ("flows", lambda: flowscale.run(ROUNDS, SECONDS))):
             print(f"== {name}", flush=True)
             r[name] = fn()

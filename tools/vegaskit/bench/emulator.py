@@ -1,0 +1,92 @@
+"""Stage: how exactly linkemu delays each packet, how fast it can go, and what
+that costs (docs/DESIGN.md §6.2, §9.1).
+
+Delay error: numbered, timestamped UDP datagrams (testbed/udpprobe) cross a
+link of 20 ms at 10, 100 and 1,000 Mbit/s with room in its queue, sent at a
+fifth of the rate so that queueing stays rare; each datagram's one-way delay
+(one CLOCK_MONOTONIC for every namespace) minus the configured 20 ms and its
+own serialization at the link's rate is its error. The same datagrams over a
+plain veth give the host stacks' own share, reported beside it. Per round:
+p50, p99 and max; the figure is their median with its interval over rounds.
+Maximum rate: cubic through an unlimited link; CPU per Gbit/s is linkemu's own
+process time (/proc/PID/stat) over what it carried.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+
+from vegaskit.analysis.stats import median_interval
+from vegaskit.testbed import iperf
+from vegaskit.testbed.linkemu import LinkParams
+from vegaskit.testbed.netns import Lab
+from vegaskit.testbed.probes import probe_recv, probe_result, probe_send
+from vegaskit.testbed.topology import two_hosts, veth_pair
+
+RATES = (10_000_000, 100_000_000, 1_000_000_000)
+DELAY_US = 20_000
+PAYLOAD = 1000                   # UDP payload bytes
+IP_BYTES = PAYLOAD + 8 + 20
+LOAD = 0.2                       # of the link's rate
+PORT = 9300
+
+
+def summary(xs: list[float]) -> dict:
+    lo, hi, cov = median_interval(xs)
+    return {"median": statistics.median(xs), "low": lo, "high": hi, "coverage": cov}
+
+
+def _pctl(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def one_way_us(lab: Lab, p, pps: float, seconds: float) -> list[float]:
+    count = max(50, int(pps * seconds))
+    rx = probe_recv(lab, p.b, PORT, idle=1.0, max_wait=seconds + 30)
+    tx = probe_send(lab, p.a, p.addr_b, PORT, count, pps, PAYLOAD)
+    probe_result(tx, seconds + 30)
+    r = probe_result(rx, seconds + 35)
+    return [(b - a) / 1000 for a, b in zip(r["send_ns"], r["recv_ns"])]
+
+
+def cpu_ticks(pid: int) -> int:
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])      # utime + stime
+
+
+def run(rounds: int, seconds: float, rates: tuple[int, ...] = RATES) -> dict:
+    err = {r: {"p50": [], "p99": [], "max": []} for r in rates}
+    base = {r: {"p50": [], "p99": [], "max": []} for r in rates}
+    for rnd in range(rounds):
+        for rate in (rates if rnd % 2 == 0 else tuple(reversed(rates))):
+            pps = LOAD * rate / (IP_BYTES * 8)
+            ser_us = IP_BYTES * 8 / rate * 1e6
+            with Lab() as lab:
+                p = two_hosts(lab, LinkParams(rate_bps=rate, delay_us=DELAY_US, limit_pkts=10_000))
+                e = [d - DELAY_US - ser_us for d in one_way_us(lab, p, pps, seconds)]
+            with Lab() as lab:
+                v = one_way_us(lab, veth_pair(lab), pps, seconds)
+            for out, xs in ((err[rate], e), (base[rate], v)):
+                out["p50"].append(_pctl(xs, 0.5))
+                out["p99"].append(_pctl(xs, 0.99))
+                out["max"].append(max(xs))
+    # the highest rate, and linkemu's CPU for it
+    gbit, cpu_per_gbit = [], []
+    for _ in range(rounds):
+        with Lab() as lab:
+            p = two_hosts(lab, LinkParams(rate_bps=0, delay_us=0, limit_pkts=1000))
+            iperf.server(lab, p.b, 5201)
+            pid = p.link.proc.pid
+            c0 = cpu_ticks(pid)
+            res = iperf.wait(iperf.client(lab, p.a, p.addr_b, 5201, "cubic", seconds), "cubic",
+                             seconds + 60)
+            cpu_s = (cpu_ticks(pid) - c0) / os.sysconf("SC_CLK_TCK")
+            gbit.append(res.bps_received / 1e9)
+            # CPU seconds per gigabit carried: cores busy per Gbit/s
+            cpu_per_gbit.append(cpu_s / (res.bytes_received * 8 / 1e9))
+    return {"rounds": rounds, "seconds": seconds, "delay_ms": DELAY_US / 1000, "load": LOAD,
+            "payload": PAYLOAD,
+            "error_us": {r: {k: summary(v) for k, v in d.items()} for r, d in err.items()},
+            "veth_us": {r: {k: summary(v) for k, v in d.items()} for r, d in base.items()},
+            "max_gbit_s": summary(gbit), "cpu_s_per_gbit": summary(cpu_per_gbit)}

@@ -109,3 +109,19 @@ def test_emulator_stage_measures_delay_error_and_rate():
     assert -100 < e["p50"]["median"] < 2_000 and e["p99"]["median"] <= e["max"]["median"]
     assert 0 < v["p50"]["median"] < 2_000
     assert r["max_gbit_s"]["median"] > 0.05 and r["cpu_s_per_gbit"]["median"] > 0
+
+
+def test_tracing_and_overhead_stages_compare_within_rounds():
+    """The tracing stage traces what it says (decisions only, or everything) with
+    both offload settings; the overhead stage's ratios are taken within a round."""
+    from vegaskit.bench import overhead, tracing
+    with loaded("vegas"):
+        t = tracing.run(rounds=1, seconds=1.0)
+        o = overhead.run(rounds=1, seconds=1.0, ours=["bpf_vegas"])
+    for key in ("offloads_off", "offloads_default"):
+        s = t[key]
+        assert s["records_per_run"]["all"] > s["records_per_run"]["decisions"] > 0, s
+        assert all(-1 < c["median"] < 1 for c in s["cost"].values())
+    assert o["ratio_to_reno"]["reno"]["median"] == 1.0
+    assert o["ratio_to_cubic"]["cubic"]["median"] == 1.0
+    assert o["cpu_s_per_gb"]["bpf_vegas"]["median"] > 0

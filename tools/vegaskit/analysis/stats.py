@@ -79,6 +79,13 @@ def median_interval(xs: Sequence[float], level: float = 0.95) -> tuple[float, fl
     return s[k - 1], s[n - k], coverage(k)
 
 
+def median_summary(xs: Sequence[float], level: float = 0.95) -> dict:
+    """A figure as the bench and reports give it: median, interval (median_interval),
+    coverage and the number of values."""
+    lo, hi, cov = median_interval(xs, level)
+    return {"median": statistics.median(xs), "low": lo, "high": hi, "coverage": cov, "n": len(xs)}
+
+
 def ks_distance(a: Sequence[float], b: Sequence[float]) -> float:
     """sup |F_a(x) - F_b(x)| over x, the empirical CDFs of a and b."""
     sa, sb = sorted(a), sorted(b)

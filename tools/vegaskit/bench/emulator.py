@@ -14,9 +14,8 @@ process time (/proc/PID/stat) over what it carried.
 from __future__ import annotations
 
 import os
-import statistics
 
-from vegaskit.analysis.stats import median_interval
+from vegaskit.analysis.stats import median_summary as summary
 from vegaskit.testbed import iperf
 from vegaskit.testbed.linkemu import LinkParams
 from vegaskit.testbed.netns import Lab
@@ -30,10 +29,6 @@ IP_BYTES = PAYLOAD + 8 + 20
 LOAD = 0.2                       # of the link's rate
 PORT = 9300
 
-
-def summary(xs: list[float]) -> dict:
-    lo, hi, cov = median_interval(xs)
-    return {"median": statistics.median(xs), "low": lo, "high": hi, "coverage": cov}
 
 
 def _pctl(xs: list[float], q: float) -> float:

@@ -16,7 +16,7 @@ import os
 import statistics
 import time
 
-from vegaskit.analysis.stats import median_interval
+from vegaskit.analysis.stats import median_summary as summary
 from vegaskit.testbed import iperf
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.topology import veth_pair
@@ -27,10 +27,6 @@ from .flows import busy_jiffies, in_segs
 OURS, KERNEL = "bpf_vegas", "reno"
 PER_PROCESS = 128
 
-
-def summary(xs: list[float]) -> dict:
-    lo, hi, cov = median_interval(xs)
-    return {"median": statistics.median(xs), "low": lo, "high": hi, "coverage": cov}
 
 
 def flows_at_once(lab, p, cc: str, n: int, seconds: float, port: int) -> tuple[float, int]:

@@ -15,11 +15,10 @@ figure is a median with its interval over the rounds.
 from __future__ import annotations
 
 import contextlib
-import statistics
 import subprocess
 
 from vegaskit import intf, paths
-from vegaskit.analysis.stats import median_interval
+from vegaskit.analysis.stats import median_summary as summary
 from vegaskit.testbed import leftovers
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.topology import veth_pair
@@ -44,11 +43,6 @@ def floor_registered(owner: str):
     finally:
         leftovers.unpin_bench(pins)
 
-
-def summary(xs: list[float]) -> dict:
-    lo, hi, cov = median_interval(xs)
-    return {"median": statistics.median(xs), "low": lo, "high": hi, "coverage": cov,
-            "n": len(xs)}
 
 
 def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> dict:

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 
-from vegaskit.analysis.stats import median_interval
+from vegaskit.analysis.stats import median_summary
 from vegaskit.paths import VEGASCTL
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.topology import veth_pair
@@ -73,10 +72,7 @@ def one_size(conns: int, rounds: int) -> dict:
                 times.append(res["move_ms"])
                 failed += res["failed"]
                 moved.append(res["moved"])
-    lo, hi, cov = median_interval(times)
-    return {"connections": conns, "swaps": len(times),
-            "move_ms": {"median": statistics.median(times), "low": lo, "high": hi,
-                        "coverage": cov},
+    return {"connections": conns, "swaps": len(times), "move_ms": median_summary(times),
             "moved_min": min(moved), "failed": failed, "vegasctl_max_rss_kb": rss,
             "slab_kb_per_connection": held_kb / conns}
 

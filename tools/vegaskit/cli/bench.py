@@ -4,9 +4,9 @@
    against a minimal BPF reno (vegaskit.bench.opcost).
 1. Controller overhead: CPU (all cores, /proc/stat busy jiffies) per GB sent
    over a plain veth at full speed, each of our controllers against the
-   kernel's reno and cubic in the same rounds; ratios of medians.
-2. Tracing: bpf_vegas throughput at full veth speed with `vegasctl trace` off
-   and on (every ACK and decision), and the events lost.
+   kernel's reno and cubic, ratios within rounds (vegaskit.bench.overhead).
+2. Tracing: bpf_vegas throughput at full veth speed untraced, decisions traced
+   and everything traced, offloads off and default (vegaskit.bench.tracing).
 3. Link emulator: per-packet delay error at 10, 100 and 1,000 Mbit/s, the
    highest TCP rate and linkemu's CPU per Gbit/s (vegaskit.bench.emulator).
 4. Hot swap: time to move 200 to 100,000 established connections between
@@ -20,64 +20,17 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 from vegaskit import intf, paths
-from vegaskit.bench import emulator, flowscale, opcost, swapscale
-from vegaskit.bench.flows import one_flow
+from vegaskit.bench import emulator, flowscale, opcost, overhead, swapscale, tracing
 from vegaskit.paths import VEGASCTL
-from vegaskit.testbed.leftovers import owner_env
-from vegaskit.testbed.netns import Lab
-from vegaskit.testbed.topology import veth_pair
-from vegaskit.testbed.vtrace import Trace
 
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "6"))    # 6: a 95% interval of the median
 SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
 OURS = list(intf.CONTROLLERS)
-KERNEL = ["reno", "cubic"]
-
-
-def bench_overhead() -> dict:
-    per_cc = {cc: [] for cc in KERNEL + OURS}
-    rate = {cc: [] for cc in KERNEL + OURS}
-    with Lab() as lab:
-        p = veth_pair(lab)
-        port = 6000
-        for rnd in range(ROUNDS):
-            order = (KERNEL + OURS) if rnd % 2 == 0 else list(reversed(KERNEL + OURS))
-            for cc in order:
-                port += 1
-                f = one_flow(lab, p, cc, port, SECONDS)
-                per_cc[cc].append(f.cpu_s_per_gb)
-                rate[cc].append(f.bytes_per_s * 8)
-    med = {cc: statistics.median(v) for cc, v in per_cc.items()}
-    return {"cpu_s_per_gb": med, "gbit_s": {cc: statistics.median(v) / 1e9 for cc, v in rate.items()},
-            "ratio_to_reno": {cc: med[cc] / med["reno"] for cc in med},
-            "ratio_to_cubic": {cc: med[cc] / med["cubic"] for cc in med}, "rounds": ROUNDS}
-
-
-def bench_tracing() -> dict:
-    off, on, lost, records = [], [], [], []
-    with Lab() as lab:
-        p = veth_pair(lab)
-        port = 7000
-        for rnd in range(ROUNDS):
-            for mode in (("off", "on") if rnd % 2 == 0 else ("on", "off")):
-                port += 1
-                if mode == "off":
-                    off.append(one_flow(lab, p, "bpf_vegas", port, SECONDS).bytes_per_s * 8)
-                    continue
-                with Trace("--controller", "bpf_vegas", env=owner_env(lab.prefix)) as t:
-                    on.append(one_flow(lab, p, "bpf_vegas", port, SECONDS).bytes_per_s * 8)
-                lost.append(t.lost or 0)
-                records.append(len(t.records))
-    return {"gbit_s_off": statistics.median(off) / 1e9, "gbit_s_on": statistics.median(on) / 1e9,
-            "cost": 1 - statistics.median(on) / statistics.median(off),
-            "records_per_run": statistics.median(records), "lost_per_run": statistics.median(lost),
-            "lost_total": sum(lost), "rounds": ROUNDS}
 
 
 def interval(x: dict, fmt: str = ".0f") -> str:
@@ -105,27 +58,26 @@ def opcost_section(c: dict) -> list[str]:
 def report(r: dict) -> str:
     o = r["overhead"]
     lines = ["# vegaskit benchmarks", "",
-             "Produced by `sudo make bench` on this machine (2 cores); do not edit by hand. "
-             f"Medians over {o['rounds']} interleaved rounds of {SECONDS:g} s flows.", ""]
+             "Produced by `sudo make bench` on this machine (2 cores); do not edit by hand "
+             "(BENCH_ROUNDS and BENCH_SECONDS set the rounds and the flow length). Each stage "
+             "states its method; an interval is the distribution-free 95% interval of the "
+             "median over rounds, and with 8 rounds or fewer it is the min and max, at the "
+             "coverage it reaches.", ""]
     lines += opcost_section(r["opcost"])
-    lines += [
-             "## Controller overhead (veth, full speed)", "",
-             "| controller | Gbit/s | CPU s per GB | vs reno | vs cubic |", "|---|---|---|---|---|"]
-    for cc in KERNEL + OURS:
-        lines.append(f"| {cc} | {o['gbit_s'][cc]:.2f} | {o['cpu_s_per_gb'][cc]:.3f} | "
-                     f"{o['ratio_to_reno'][cc]:.3f} | {o['ratio_to_cubic'][cc]:.3f} |")
-    lines += ["", "CPU per GB counts everything the host did (user, system, softirq) while the "
-              "flow ran, so it mixes a controller's code with its behaviour: on a veth whose "
+    lines += ["## Controller overhead (veth, full speed)", "",
+              f"Method: {o['rounds']} rounds, one {o['seconds']:g} s flow per controller each, "
+              "order reversed every other round; CPU per GB is all the host did while the flow "
+              "ran; ratios are taken within a round. Median [interval].", "",
+              "| controller | Gbit/s | CPU s per GB | vs reno | vs cubic |", "|---|---|---|---|---|"]
+    for cc, c in o["cpu_s_per_gb"].items():
+        lines.append(f"| {cc} | {interval(o['gbit_s'][cc], '.2f')} | {interval(c, '.3f')} | "
+                     f"{interval(o['ratio_to_reno'][cc], '.3f')} | "
+                     f"{interval(o['ratio_to_cubic'][cc], '.3f')} |")
+    lines += ["", "CPU per GB mixes a controller's code with its behaviour: on a veth whose "
               "RTT is tens of microseconds, a controller that holds a smaller window (Linux's "
               "diff divides by that tiny baseRTT) sends fewer bytes per ACK and pays more "
-              "per byte. Compare variants with the same window behaviour for the cost of "
-              "the BPF code itself."]
-    t = r["tracing"]
-    lines += ["", "## Tracing from inside the controller (bpf_vegas, every ACK and decision)", "",
-              f"Throughput {t['gbit_s_off']:.2f} Gbit/s with tracing off, {t['gbit_s_on']:.2f} "
-              f"Gbit/s on (cost {t['cost']:.1%}); {t['records_per_run']:.0f} records per run, "
-              f"{t['lost_per_run']:.0f} lost per run (median), {t['lost_total']} in all.", "",
-              ]
+              "per byte. The per-call table above has the BPF code alone.", ""]
+    lines += tracing_section(r["tracing"])
     lines += emulator_section(r["linkemu"])
     lines += swap_section(r["swap"])
     lines += flows_section(r["flows"])
@@ -148,6 +100,21 @@ def flows_section(f: dict) -> list[str]:
                      f"{f['cpu_growth_vs_1_flow']['bpf_vegas'][k]:.2f} | "
                      f"{f['cpu_growth_vs_1_flow']['reno'][k]:.2f} | "
                      f"{interval(f['bpf_ns_per_ack'][k])} |")
+    return lines + [""]
+
+
+def tracing_section(t: dict) -> list[str]:
+    lines = ["## Tracing from inside the controller (bpf_vegas)", "",
+             f"Method: {t['rounds']} rounds of {t['seconds']:g} s full-speed veth flows, untraced, "
+             "decisions traced and every ACK and decision traced, order reversed every other "
+             "round; cost = 1 - traced / untraced throughput within a round. Median [interval].",
+             "", "| offloads | untraced Gbit/s | decisions: cost | all: cost | records per run "
+             "(all) | lost (all, in all) |", "|---|---|---|---|---|---|"]
+    for key, name in (("offloads_off", "off"), ("offloads_default", "default")):
+        o = t[key]
+        lines.append(f"| {name} | {interval(o['gbit_s']['off'], '.2f')} | "
+                     f"{interval(o['cost']['decisions'], '.1%')} | {interval(o['cost']['all'], '.1%')} | "
+                     f"{o['records_per_run']['all']:.0f} | {o['lost_total']['all']} |")
     return lines + [""]
 
 
@@ -195,7 +162,8 @@ def main() -> int:
                 loaded.append(cc)
         r = {}
         for name, fn in (("opcost", lambda: opcost.run(ROUNDS, SECONDS)),
-                         ("overhead", bench_overhead), ("tracing", bench_tracing),
+                         ("overhead", lambda: overhead.run(ROUNDS, SECONDS)),
+                         ("tracing", lambda: tracing.run(ROUNDS, SECONDS)),
                          ("linkemu", lambda: emulator.run(ROUNDS, SECONDS)),
                          ("swap", lambda: swapscale.run(ROUNDS)),
                          ("flows", lambda: flowscale.run(ROUNDS, SECONDS))):

@@ -74,15 +74,17 @@ class Lab:
         ns.run(["ip", "link", "set", "lo", "up"])
         return ns
 
-    def veth(self, a: Netns, a_dev: str, b: Netns, b_dev: str) -> None:
-        """A veth pair between two namespaces, up, offloads off on both ends."""
+    def veth(self, a: Netns, a_dev: str, b: Netns, b_dev: str, offloads: bool = False) -> None:
+        """A veth pair between two namespaces, up, offloads off on both ends (or left
+        as the kernel sets them: offloads=True, a live host's normal case)."""
         tmp = f"vkt{secrets.token_hex(4)}"      # created in the root ns, moved at once
         sh(["ip", "link", "add", tmp, "type", "veth", "peer", "name", tmp + "p"])
         sh(["ip", "link", "set", tmp, "netns", a.name, "name", a_dev])
         sh(["ip", "link", "set", tmp + "p", "netns", b.name, "name", b_dev])
         for ns, dev in ((a, a_dev), (b, b_dev)):
             ns.run(["ip", "link", "set", dev, "up"])
-            ns.no_offloads(dev)
+            if not offloads:
+                ns.no_offloads(dev)
 
     def spawn(self, ns: Netns | None, argv: list[str], **kw) -> subprocess.Popen:
         """Start a process (in its own process group) that close() will kill."""

@@ -136,10 +136,10 @@ def two_hosts(lab: Lab, ab: LinkParams, ba: LinkParams | None = None, **link_kw)
     return path
 
 
-def veth_pair(lab: Lab) -> TwoHosts:
-    """a and b on a plain veth, offloads off (Lab.veth)."""
+def veth_pair(lab: Lab, offloads: bool = False) -> TwoHosts:
+    """a and b on a plain veth, offloads off unless asked (Lab.veth)."""
     a, b = lab.netns("a"), lab.netns("b")
-    lab.veth(a, "va", b, "vb")
+    lab.veth(a, "va", b, "vb", offloads=offloads)
     path = TwoHosts(a, b, "va", "vb")
     _point_to_point(a, path.dev_a, path.addr_a, path.addr_b)
     _point_to_point(b, path.dev_b, path.addr_b, path.addr_a)

@@ -97,7 +97,11 @@ def test_flow_count_stage_runs_every_count_for_both_controllers():
         assert set(r["cpu_s_per_gb"][cc]) == {1, 3}
         assert all(v["median"] > 0 for v in r["cpu_s_per_gb"][cc].values())
     assert all(v["median"] > 0 for v in r["bpf_ns_per_ack"].values())
-    assert r["cpu_growth_vs_1_flow"]["reno"][1] == 1.0
+    g = r["cpu_growth_vs_1_flow"]
+    assert g["reno"][1]["median"] == 1.0 and g["bpf_vegas"][3]["median"] > 0
+    # within the round: growth at 3 is that round's CPU at 3 over its CPU at 1
+    assert g["reno"][3]["median"] == pytest.approx(
+        r["cpu_s_per_gb"]["reno"][3]["median"] / r["cpu_s_per_gb"]["reno"][1]["median"])
 
 
 def test_emulator_stage_measures_delay_error_and_rate():

@@ -7,6 +7,7 @@ are for `make results` and its reports, never asserted here.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import statistics
@@ -120,14 +121,15 @@ def vegas_split_bound(trace_csv: Path, sm: dict) -> float:
     RTT Linux hands pkts_acked is that of the last packet an ACK covers
     (tcp_clean_rtx_queue's ca_rtt_us), the second of a delayed ACK's two.
     Seen in CI: 54.54 ms on a 40 ms path at 1.2 ms a packet, 12 packets.
-    That holds while the flows start less than one RTT apart (after that the
-    other flow's second flight, 20 packets, can be ahead), so that is
-    asserted too."""
+    That is while the flows start less than one RTT apart; a flow that starts
+    k RTTs after the other can find its slow start's flight, 10 * 2^k
+    packets, ahead instead (the starts are staggered by the processes that
+    start them, milliseconds on a quiet host)."""
     prop_us = sm["bottleneck"]["rtt_ms"] * 1000
     pkt_us = 1500 * 8 / sm["bottleneck"]["rate_bps"] * 1e6
     t_half = sm["t0_monotonic"] + sm["duration_s"] / 2
     starts = [fl["start_s"] for fl in sm["flows"]]
-    assert max(starts) - min(starts) < prop_us / 1e6, starts
+    ahead = 10 * 2 ** math.ceil(max(0.0, max(starts) - min(starts)) / (prop_us / 1e6))
     by_flow: dict[str, list[dict]] = {}
     for r in read_csv(trace_csv):
         if r["type"] == "decision" and float(r["time_s"]) >= t_half:
@@ -136,7 +138,7 @@ def vegas_split_bound(trace_csv: Path, sm: dict) -> float:
     views = []
     for rows in by_flow.values():
         base = min(int(r["base_rtt_us"]) for r in rows)
-        assert prop_us <= base <= prop_us + 12 * pkt_us + 1000, (base, prop_us)
+        assert prop_us <= base <= prop_us + (ahead + 2) * pkt_us + 1000, (base, prop_us, ahead)
         rtt = statistics.median(int(r["rtt_us"]) for r in rows)
         assert rtt > base, "no queue in the second half: the flows never left the Reno fallback"
         views.append(base / (rtt - base))

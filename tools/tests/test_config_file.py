@@ -233,9 +233,16 @@ def test_damaged_documents_are_read_right_or_refused(tmp_path_factory, doc, cut,
         ({("", parsed["host"]["default"])} if "default" in parsed.get("host", {}) else set()) | \
         {(ns, t["default"]) for ns, t in parsed.get("netns", {}).items() if "default" in t}, text
     assert {c["name"] for c in out["controllers"]} == set(parsed.get("controller", {})), text
+    moves = parsed.get("move", [])
+    assert [m["to"] for m in out["moves"]] == [m["to"] for m in moves], text
+    for m, src in zip(out["moves"], moves):
+        frm = src.get("from", [])
+        assert m["from"] == ([frm] if isinstance(frm, str) else frm), text
+        assert m["port"] == src.get("port", -1), text
     for c in out["controllers"]:
         src = parsed["controller"][c["name"]]
         assert c["variant"] == src["variant"], text
+        assert c["unrestricted"] == (src.get("unrestricted") is True), text
         for k, v in src.items():
             if k in c["params"] and not isinstance(v, bool):
                 assert float(c["params"][k]) == float(v) if isinstance(v, (int, float)) \

@@ -553,3 +553,6 @@ def test_ca_state_times_integrate_each_state_over_the_window():
         assert sum(ca_state_times(changes, t0, t1)["seconds"].values()) == pytest.approx(t1 - t0)
     with pytest.raises(ValueError):
         ca_state_times([(1.0, 9)], 0, 2)
+    # two changes in one microsecond: the later one holds, whatever the state numbers
+    r = ca_state_times([(1.0, 3), (1.0, 0)], 0.0, 10.0)
+    assert r["seconds"]["open"] == 10.0 and r["seconds"]["recovery"] == 0.0

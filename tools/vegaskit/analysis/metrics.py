@@ -500,7 +500,8 @@ def ca_state_times(changes: Sequence[tuple[float, int]], t0: float, t1: float,
         raise ValueError(f"window ends before it starts: {t0} > {t1}")
     out = {name: 0.0 for name in CA_STATES}
     timeouts, state, since = 0, initial, -math.inf
-    for t, new in sorted(changes) + [(math.inf, None)]:
+    # by time only, stable: two changes in one microsecond keep the order they came in
+    for t, new in sorted(changes, key=lambda c: c[0]) + [(math.inf, None)]:
         # `state` held over [since, t): count its overlap with the window
         out[CA_STATES[state]] += max(0.0, min(t, t1) - max(since, t0))
         if new is None:

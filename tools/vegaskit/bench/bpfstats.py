@@ -53,7 +53,9 @@ def ops_programs(controller: str) -> dict[str, int]:
     """{op: program id} of the registered struct_ops whose name is `controller`."""
     for entry in _bpftool("struct_ops", "dump"):
         ops = entry.get("bpf_struct_ops_tcp_congestion_ops")
-        if ops and ops["data"].get("name") == controller:
+        # an unregistered map still held by old sockets has the name too: not that one
+        if ops and ops["data"].get("name") == controller and \
+                ops.get("common", {}).get("state") != "BPF_STRUCT_OPS_STATE_TOBEFREE":
             return {op: int(m.group(1)) for op, v in ops["data"].items()
                     if isinstance(v, str) and (m := _PROG.search(v))}
     raise LookupError(f"no struct_ops registered as {controller!r}")

@@ -3,9 +3,10 @@ that costs (docs/DESIGN.md §6.2, §9.1).
 
 Delay error: numbered, timestamped UDP datagrams (testbed/udpprobe) cross a
 link of 20 ms at 10, 100 and 1,000 Mbit/s with room in its queue, sent at a
-fifth of the rate so that queueing stays rare; each datagram's one-way delay
-(one CLOCK_MONOTONIC for every namespace) minus the configured 20 ms and its
-own serialization at the link's rate is its error. The same datagrams over a
+fifth of the rate; each datagram's one-way delay (one CLOCK_MONOTONIC for every
+namespace) against a perfect link's is its error: the perfect link serializes
+the datagrams in order at its rate (so the sender's catch-up bursts queue there
+too) and adds the configured 20 ms. The same datagrams over a
 plain veth give the host stacks' own share, reported beside it. Per round:
 p50, p99 and max; the figure is their median with its interval over rounds.
 Maximum rate: cubic through an unlimited link; CPU per Gbit/s is linkemu's own
@@ -36,13 +37,27 @@ def _pctl(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
-def one_way_us(lab: Lab, p, pps: float, seconds: float) -> list[float]:
+def one_way(lab: Lab, p, pps: float, seconds: float) -> dict:
     count = max(50, int(pps * seconds))
     rx = probe_recv(lab, p.b, PORT, idle=1.0, max_wait=seconds + 30)
     tx = probe_send(lab, p.a, p.addr_b, PORT, count, pps, PAYLOAD)
     probe_result(tx, seconds + 30)
-    r = probe_result(rx, seconds + 35)
-    return [(b - a) / 1000 for a, b in zip(r["send_ns"], r["recv_ns"])]
+    return probe_result(rx, seconds + 35)
+
+
+def emulator_error_us(r: dict, rate: int) -> list[float]:
+    """Each datagram's arrival against what a perfect link would give: it waits for
+    the ones sent before it to be serialized (the sender's bursts queue, by design),
+    then its own serialization, then the delay. The rest is linkemu's error (and the
+    stacks': see the veth figures)."""
+    ser_ns = IP_BYTES * 8 / rate * 1e9
+    order = sorted(range(len(r["seq"])), key=lambda i: r["seq"][i])
+    free_ns, out = 0.0, []
+    for i in order:
+        done = max(r["send_ns"][i], free_ns) + ser_ns
+        free_ns = done
+        out.append((r["recv_ns"][i] - done - DELAY_US * 1000) / 1000)
+    return out
 
 
 def cpu_ticks(pid: int) -> int:
@@ -56,12 +71,12 @@ def run(rounds: int, seconds: float, rates: tuple[int, ...] = RATES) -> dict:
     for rnd in range(rounds):
         for rate in (rates if rnd % 2 == 0 else tuple(reversed(rates))):
             pps = LOAD * rate / (IP_BYTES * 8)
-            ser_us = IP_BYTES * 8 / rate * 1e6
             with Lab() as lab:
                 p = two_hosts(lab, LinkParams(rate_bps=rate, delay_us=DELAY_US, limit_pkts=10_000))
-                e = [d - DELAY_US - ser_us for d in one_way_us(lab, p, pps, seconds)]
+                e = emulator_error_us(one_way(lab, p, pps, seconds), rate)
             with Lab() as lab:
-                v = one_way_us(lab, veth_pair(lab), pps, seconds)
+                r = one_way(lab, veth_pair(lab), pps, seconds)
+                v = [(b - a) / 1000 for a, b in zip(r["send_ns"], r["recv_ns"])]
             for out, xs in ((err[rate], e), (base[rate], v)):
                 out["p50"].append(_pctl(xs, 0.5))
                 out["p99"].append(_pctl(xs, 0.99))

@@ -15,6 +15,7 @@ figure is a median with its interval over the rounds.
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 
 from vegaskit import intf, paths
@@ -35,7 +36,8 @@ def floor_registered(owner: str):
     """vk_reno_min registered for the with-block: its link pinned under the owner's
     mark (leftovers.BENCH_PIN_DIR), so a SIGKILLed bench is swept like any run."""
     pins = leftovers.BENCH_PIN_DIR / owner
-    pins.mkdir(parents=True, exist_ok=True)
+    pins.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(leftovers.BENCH_PIN_DIR, 0o700)
     try:
         subprocess.run(["bpftool", "struct_ops", "register", str(FLOOR_OBJ), str(pins)],
                        check=True, capture_output=True, text=True, timeout=60)

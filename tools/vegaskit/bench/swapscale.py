@@ -7,15 +7,18 @@ end starts on the first controller. Each round swaps the client namespace's
 established connections to the other controller and back (`vegasctl swap
 --established-only`), rounds interleaved across sizes; the figure is swap's
 own move_ms (the iterator walk with its setsockopt calls), a median with its
-interval. Also: failures (must be 0), vegasctl's peak memory (max RSS of the
-child, from getrusage), and the kernel's slab growth per connection held.
+interval (both directions pooled). Also: failures (must be 0), vegasctl's peak
+memory (wait4's rusage of that child), and the kernel's slab growth per
+connection held, host-wide (it includes the two holding processes' own).
 """
 from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import threading
 
 from vegaskit.analysis.stats import median_summary
 from vegaskit.paths import VEGASCTL
@@ -32,12 +35,26 @@ def slab_kb() -> int:
     return 0
 
 
+def line(proc: subprocess.Popen, timeout: float) -> str:
+    """The next line a helper prints, or an error once `timeout` passes without one."""
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    if not ready:
+        raise RuntimeError(f"holdconns printed nothing in {timeout:.0f} s: "
+                           f"{proc.stderr.read1().decode(errors='replace')[-300:] if proc.poll() is not None else 'still running'}")
+    return proc.stdout.readline().strip().decode()
+
+
 def swap(ns: str, target: str) -> tuple[dict, int]:
     """One `vegasctl swap`: its JSON, and its own peak memory (wait4's rusage of
     that child alone, in kB)."""
     p = subprocess.Popen([str(VEGASCTL), "swap", target, "--netns", ns, "--established-only",
                           "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = p.stdout.read(), p.stderr.read()
+    killer = threading.Timer(600, p.kill)      # a swap that hangs fails the stage, not the bench
+    killer.start()
+    try:
+        out, err = p.stdout.read(), p.stderr.read()
+    finally:
+        killer.cancel()
     _, status, usage = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode:
@@ -56,14 +73,15 @@ def one_size(conns: int, rounds: int) -> dict:
         slab0 = slab_kb()
         srv = lab.spawn(p.b, [sys.executable, "-m", "vegaskit.testbed.holdconns", "server",
                               "--ports", ports, "--conns", str(conns)], stdin=subprocess.PIPE)
-        assert srv.stdout.readline().strip() == b"listening"
+        if line(srv, 30) != "listening":
+            raise RuntimeError("holdconns server did not start")
         cli = lab.spawn(p.a, [sys.executable, "-m", "vegaskit.testbed.holdconns", "client",
                               "--addr", p.addr_b, "--ports", ports, "--conns", str(conns),
                               "--cc", PAIR[0]], stdin=subprocess.PIPE)
         for proc in (cli, srv):
-            line = proc.stdout.readline().strip().decode()
-            if line != f"ready {conns}":
-                raise RuntimeError(f"holdconns: {line or proc.stderr.read().decode()[-300:]}")
+            got = line(proc, 120 + conns / 500)     # 100,000: about 5 minutes at most
+            if got != f"ready {conns}":
+                raise RuntimeError(f"holdconns: {got}")
         held_kb = slab_kb() - slab0
         for rnd in range(rounds):
             for target in (PAIR[1], PAIR[0]):

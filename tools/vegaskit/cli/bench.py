@@ -27,6 +27,7 @@ from pathlib import Path
 from vegaskit import intf, paths
 from vegaskit.bench import emulator, flowscale, opcost, overhead, swapscale, tracing
 from vegaskit.paths import VEGASCTL
+from vegaskit.testbed import leftovers
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "6"))    # 6: a 95% interval of the median
 SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
@@ -90,15 +91,15 @@ def flows_section(f: dict) -> list[str]:
              f"{', '.join(str(n) for n in f['counts'])} iperf3 streams at once for "
              f"{f['seconds']:g} s over one veth, order reversed every other round. CPU per GB "
              "is the host's; BPF per ACK is bpf_vegas's run time over its senders' ACKs. "
-             "Growth is the median at N flows over the median at 1.", "",
+             "Growth is CPU per GB at N flows over that at 1, within a round.", "",
              "| flows | bpf_vegas CPU s/GB | reno CPU s/GB | bpf_vegas growth | reno growth | "
              "bpf_vegas BPF ns per ACK |", "|---|---|---|---|---|---|"]
     for n in f["counts"]:
         k = str(n) if str(n) in f["cpu_s_per_gb"]["bpf_vegas"] else n
         lines.append(f"| {n} | {interval(f['cpu_s_per_gb']['bpf_vegas'][k], '.3f')} | "
                      f"{interval(f['cpu_s_per_gb']['reno'][k], '.3f')} | "
-                     f"{f['cpu_growth_vs_1_flow']['bpf_vegas'][k]:.2f} | "
-                     f"{f['cpu_growth_vs_1_flow']['reno'][k]:.2f} | "
+                     f"{interval(f['cpu_growth_vs_1_flow']['bpf_vegas'][k], '.2f')} | "
+                     f"{interval(f['cpu_growth_vs_1_flow']['reno'][k], '.2f')} | "
                      f"{interval(f['bpf_ns_per_ack'][k])} |")
     return lines + [""]
 
@@ -153,14 +154,22 @@ def swap_section(w: dict) -> list[str]:
 
 
 def main() -> int:
-    loaded = []
+    have = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+    busy = sorted(set(OURS) & have)
+    if busy:
+        # the per-call figures count every socket on an instance: someone else's would
+        # be counted as ours
+        print(f"bench: {', '.join(busy)} already loaded: the bench measures instances of its "
+              "own on a quiet host; unload them first", file=sys.stderr)
+        return 1
+    owner, out = leftovers.new_owner(), paths.RESULTS / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    partial = out / "bench.partial.json"
+    r: dict = {}
     try:
-        have = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
         for cc in OURS:
-            if cc not in have:
-                subprocess.run([VEGASCTL, "load", cc[4:]], check=True, capture_output=True)
-                loaded.append(cc)
-        r = {}
+            leftovers.record_loaded(owner, cc)      # a SIGKILLed bench is swept like a run
+            subprocess.run([VEGASCTL, "load", cc[4:]], check=True, capture_output=True)
         for name, fn in (("opcost", lambda: opcost.run(ROUNDS, SECONDS)),
                          ("overhead", lambda: overhead.run(ROUNDS, SECONDS)),
                          ("tracing", lambda: tracing.run(ROUNDS, SECONDS)),
@@ -170,12 +179,14 @@ def main() -> int:
             print(f"== {name}", flush=True)
             r[name] = fn()
             print(json.dumps(r[name], indent=1), flush=True)
+            # a stage that fails later loses nothing done before it
+            partial.write_text(json.dumps(r, indent=1) + "\n")
     finally:
-        for cc in loaded:
+        for cc in OURS:
             subprocess.run([VEGASCTL, "unload", cc], capture_output=True)
-    out = paths.RESULTS / "bench"
-    out.mkdir(parents=True, exist_ok=True)
+        leftovers.forget_loaded(owner)
     (out / "bench.json").write_text(json.dumps(r, indent=1) + "\n")
+    partial.unlink(missing_ok=True)
     (out / "report.md").write_text(report(r))
     print(report(r))
     return 0

@@ -54,6 +54,10 @@ def test_pipeline_measures_and_predicts(tmp_path):
     lossy = [fl for sm in sms if sm["bottleneck"]["loss"] > 0 for fl in sm["flows"]]
     assert any(fl["retransmits_traced_second_half"] > 0 for fl in lossy)
     assert any(fl["ca_seconds_second_half"]["recovery"] > 0 for fl in lossy)
+    # and the validation reads them: outside Open is a fraction, measured for every run
+    for r in every:
+        assert 0 <= float(r["kernel_not_open"]) <= 1 and int(r["kernel_timeouts"]) >= 0, r
+    assert "outside Open (kernel)" in (tmp_path / "report.md").read_text()
     control = read_csv(tmp_path / "control_reno.csv")
     assert len(control) == 1 and control[0]["cc"] == "reno"
     assert 0 < float(control[0]["p"]) < 0.2 and math.isfinite(float(control[0]["error"]))

@@ -18,6 +18,11 @@ overflow stays out of p, and p, R and throughput describe the same packets.
   stalled   the fraction of the half in gaps longer than 2R between the controller's
             decisions: Recovery and Loss, where Vegas does not decide (ours only).
   cwnd      the mean window at the controller's decisions (ours only).
+  kernel    what the kernel's tracepoints saw flow 1's sender go through in its second
+            half (runs that record castates.csv, docs/DESIGN.md §6.6): its
+            retransmission time-outs, and the fraction of the half outside Open
+            (Recovery, Loss, CWR, Disorder), whatever the controller. Empty for runs
+            made before the runner recorded it.
 """
 from __future__ import annotations
 
@@ -78,7 +83,17 @@ def measure(rundir: Path) -> dict:
             "sent_pps": sent / span, "goodput_pps": delivered / span,
             "capacity_pps": sm["bottleneck"]["rate_bps"] / 8 / FRAME,
             # trace times are CLOCK_MONOTONIC, the run's files count from t0_monotonic
-            **_controller_view(decisions, sm["t0_monotonic"], half, R)}
+            **_controller_view(decisions, sm["t0_monotonic"], half, R),
+            **_kernel_view(sm["flows"][0])}
+
+
+def _kernel_view(flow: dict) -> dict:
+    """Flow 1's second half as the tracepoints saw it (summary.json), if recorded."""
+    secs = flow.get("ca_seconds_second_half")
+    if not secs or not sum(secs.values()):
+        return {"kernel_timeouts": None, "kernel_not_open": None}
+    return {"kernel_timeouts": flow["timeouts_second_half"],
+            "kernel_not_open": 1 - secs["open"] / sum(secs.values())}
 
 
 def _controller_view(decisions: list[dict], t0: float, half: float, R: float) -> dict:

@@ -146,18 +146,28 @@ def _process_table(rows: list[dict]) -> list[str]:
                 f"{_mean_abs(rows, 'error_process')}."]
 
 
+def _known(rs: list[dict], key: str) -> list[float]:
+    """A column's values where the run recorded it (older runs leave it empty)."""
+    return [float(r[key]) for r in rs if r.get(key) not in (None, "")]
+
+
 def _attribution_table(rows: list[dict]) -> list[str]:
-    L = ["| point | error | process vs Linux | Linux's time outside decisions | window held | "
-         "W0 (5) | model / capacity |", "|---|---|---|---|---|---|---|"]
+    L = ["| point | error | process vs Linux | Linux's time outside decisions | outside Open "
+         "(kernel) | time-outs (kernel) | window held | W0 (5) | model / capacity |",
+         "|---|---|---|---|---|---|---|---|---|"]
     for pt, rs in _by_point(rows).items():
-        stalled = [r["stalled"] for r in rs if r["stalled"] is not None]
-        cwnd = [r["cwnd_mean"] for r in rs if r["cwnd_mean"] is not None]
+        stalled, cwnd = _known(rs, "stalled"), _known(rs, "cwnd_mean")
+        not_open, tos = _known(rs, "kernel_not_open"), _known(rs, "kernel_timeouts")
         cells = [pt, _spread(rs, "error"), _spread(rs, "error_process"),
                  f"{statistics.median(stalled):.0%}" if stalled else "n/a",
+                 f"{statistics.median(not_open):.0%}" if not_open else "n/a",
+                 f"{statistics.median(tos):g}" if tos else "n/a",
                  f"{statistics.median(cwnd):.1f}" if cwnd else "n/a", f"{_med(rs, 'w0'):.1f}",
                  f"{_med(rs, 'model_pps') / rs[0]['capacity_pps']:.2f}"]
         L.append("| " + " | ".join(cells) + " |")
-    return L
+    return L + ["", "Outside Open and time-outs come from the kernel's tracepoints "
+                "(tcp:tcp_cong_state_set) over flow 1's second half, for runs that recorded "
+                "them; n/a for runs made before."]
 
 
 def _reno_table(rows: list[dict]) -> list[str]:

@@ -19,6 +19,7 @@ import pytest
 from conftest import available_cc, vegasctl, vegasctl_json
 from livecheck import allow_cubic, check_complete, socket_ccs, spawn_checkstream, wait_for  # noqa: F401 (fixture)
 from vegaskit.testbed.netns import Lab, Netns
+from vegaskit.testing import reliability
 from vegaskit.testbed.topology import htb_path, receiver_addr, veth_pair
 
 pytestmark = pytest.mark.kernel
@@ -212,6 +213,7 @@ def test_bad_files_change_nothing(lab_ns, tmp_path):
         "kernel name taken": '[controller.reno]\nvariant = "vegas"\n',
     }
     for what, text in cases.items():
+        reliability.case()
         f = tmp_path / "bad.toml"
         f.write_text(text)
         r = apply(f, check=False)
@@ -233,6 +235,7 @@ def test_reset_refuses_bad_arguments_and_changes_nothing(lab_ns):
     before = (state(ns), set(available_cc()))
     for args in (["--to"], ["--to", "vk_nothing"], ["--to", "vkap_v"], ["--to", "cubic", "--to", "reno"],
                  ["extra"], ["--to", "a/b"], ["--to", ""]):
+        reliability.case()
         r = vegasctl("reset", *args, check=False)
         assert r.returncode in (1, 2) and r.stderr.startswith("vegasctl: ") and \
             r.stderr.count("\n") == 1, (args, r.returncode, r.stderr)

@@ -16,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from conftest import VEGASCTL, loaded, vegasctl, vegasctl_json
 from livecheck import check_complete, socket_ccs, spawn_checkstream, wait_for
 from vegaskit.testbed.netns import Lab
+from vegaskit.testing import reliability
 from vegaskit.testbed.topology import htb_path, receiver_addr
 
 pytestmark = pytest.mark.kernel
@@ -126,6 +127,7 @@ def test_metrics_refuses_what_it_cannot_serve(tmp_path):
              ("--listen", "localhost:99999"), ("--textfile", str(tmp_path / "no" / "such" / "x.prom")),
              ("--textfile", "a", "--listen", LISTEN), ("--listen", LISTEN, "--listen", LISTEN)]
     for args in cases:
+        reliability.case()
         r = vegasctl("metrics", *args, check=False)
         assert r.returncode in (1, 2) and r.stderr.count("\n") == 1 and \
             r.stderr.startswith("vegasctl: "), (args, r.returncode, r.stderr)

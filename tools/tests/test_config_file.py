@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from vegaskit import paths
+from vegaskit.testing import reliability
 
 EXAMPLES = 300
 SETTINGS = settings(max_examples=EXAMPLES, derandomize=True, deadline=None,
@@ -208,9 +209,11 @@ def test_what_is_not_toml_is_refused_in_one_line(tmp_path, text):
 @pytest.mark.reliability("bad_input")
 def test_bytes_that_are_not_utf8_text_are_refused(tmp_path):
     for raw in (b"[host]\ndefault = '\xff'\n", b"# \xc3\x28\n", b"[host]\x00\n", b"\xed\xa0\x80"):
+        reliability.case()
         assert refused(check(tmp_path, raw)), raw
 
 
+@pytest.mark.reliability("bad_input")
 @SETTINGS
 @given(doc=document(), cut=st.integers(0, 400), junk=st.sampled_from(
     ["", "[", "]", "=", '"', "'", "\\", "\n[", "#", ".", ",", "{", "\x7f", "é"]))
@@ -218,6 +221,7 @@ def test_damaged_documents_are_read_right_or_refused(tmp_path_factory, doc, cut,
     """A document cut and spliced anywhere: vegasctl refuses it in one line, or
     it is TOML and vegasctl reads what tomllib reads (or refuses it for what
     it declares: the cut may leave a controller without its variant)."""
+    reliability.case()
     text = doc[0][:cut] + junk + doc[0][cut:]
     r = check(tmp_path_factory.mktemp("d"), text)
     try:

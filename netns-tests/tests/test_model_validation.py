@@ -9,6 +9,7 @@ import pytest
 
 from vegaskit.analysis.records import read_csv
 from vegaskit.cli import model_validation
+from runchecks import assert_run_outputs
 
 pytestmark = pytest.mark.kernel
 
@@ -41,6 +42,10 @@ def test_pipeline_measures_and_predicts(tmp_path):
         assert total == pytest.approx(model / sent, rel=1e-9)
     # each summary says whether its random loss spared retransmissions, and how many it spared
     sms = [json.loads(f.read_text()) for f in tmp_path.rglob("summary.json")]
+    assert len(sms) == 6        # two linux runs, fast, cross, spare, and reno (the control)
+    for f in tmp_path.rglob("summary.json"):
+        sm = json.loads(f.read_text())
+        assert_run_outputs(sm["scenario"], sm["run"], sm, f.parent)
     spare = [sm for sm in sms if sm["bottleneck"]["spare_retx"]]
     assert spare and all(sm["scenario"].endswith("_spare") for sm in spare)
     assert all(sm["bottleneck_spared"] == 0 for sm in sms if not sm["bottleneck"]["spare_retx"])

@@ -266,7 +266,10 @@ def test_usage_messages_name_what_is_wrong(args, expect):
     assert vegasctl(*args, check=False).returncode == 2
 
 
-COMMANDS = ["list", "load", "unload", "set", "show", "flows", "trace", "swap", "features"]
+COMMANDS = [
+    "list", "load", "unload", "set", "show", "flows", "trace", "swap", "features",
+    "apply", "export", "metrics", "reset",
+]
 
 
 @pytest.mark.parametrize("flag", ["-h", "--help"])

@@ -22,11 +22,11 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps deps-vm install uninstall test test-unit demo results model-validation bench clean vm-test native-ab concurrency fuzz reliability
+.PHONY: all deps deps-vm install uninstall test test-unit demo results model-validation bench clean vm-test vm-systemd native-ab concurrency fuzz reliability
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/vegasctl.8 $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY) \
-     $(BUILD)/bench/vk_reno_min.bpf.o
+     $(BUILD)/bench/vk_reno_min.bpf.o $(BUILD)/bench/vk_reno_rtt.bpf.o
 
 $(BUILD):
 	mkdir -p $@
@@ -85,8 +85,9 @@ uninstall:
 	-rmdir $(DESTDIR)$(SHAREDIR)/trace $(DESTDIR)$(SHAREDIR) 2>/dev/null
 	@echo "left alone: $(SYSCONFDIR)/vegaskit and $(SYSCONFDIR)/default/vegaskit (the operator's)"
 
-# The bench's floor: a minimal BPF reno, never embedded (tools/vegaskit/bench/opcost.py).
-$(BUILD)/bench/vk_reno_min.bpf.o: bpf/bench/vk_reno_min.bpf.c $(BUILD)/vmlinux.h
+# The bench's floors: a minimal BPF reno, and that plus a per-ACK minimum RTT; never
+# embedded (tools/vegaskit/bench/opcost.py).
+$(BUILD)/bench/%.bpf.o: bpf/bench/%.bpf.c bpf/bench/reno_floor.bpf.h $(BUILD)/vmlinux.h
 	mkdir -p $(BUILD)/bench
 	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
 
@@ -173,6 +174,13 @@ vm-test: export VM_TESTS := $(VM_TESTS)
 vm-test: export VM_TIMEOUT := $(VM_TIMEOUT)
 vm-test: deps-vm all
 	$(PY) -m vegaskit.cli.vm_test $(KERNEL)
+
+# vegaskit.service on a real systemd boot, twice (docs/DESIGN.md §4.8): a Debian kernel
+# (KERNEL=, default bookworm-backports' 6.12) booted like vm-test with systemd as PID 1
+# and vegaskit installed and enabled in a stage overlaid on the guest's /etc and
+# /usr/local. Writes results/systemd/report.md.
+vm-systemd: deps-vm all
+	$(PY) -m vegaskit.cli.vm_systemd
 
 # bpf_vegas against the kernel's own tcp_vegas (docs/DESIGN.md §10.1), in a Debian kernel
 # that ships tcp_vegas.ko (KERNEL=, default bookworm-backports' 6.12) booted like vm-test;

@@ -8,9 +8,12 @@ veth, in an order reversed every other round, and reads the counters of that
 controller's programs around it. Per call: run time over calls, per op. Per
 ACK: the run time of all its ops over the ACKs the sender received (Tcp
 InSegs of its namespace). The floor is vk_reno_min, a BPF controller that is
-Reno through the kernel's kfuncs and nothing else, registered with bpftool for
-the stage; ratios to it are taken round by round, then summarised. Every
-figure is a median with its interval over the rounds.
+Reno through the kernel's kfuncs and nothing else; the second floor,
+vk_reno_rtt, adds the per-ACK minimum RTT (pkts_acked) that every delay-based
+controller needs, so that a hook's fixed cost is told from our code's. Both
+are registered with bpftool for the stage; ratios to them are taken round by
+round, then summarised. Every figure is a median with its interval over the
+rounds.
 """
 from __future__ import annotations
 
@@ -28,19 +31,22 @@ from . import bpfstats
 from .flows import one_flow
 
 FLOOR = "vk_reno_min"
-FLOOR_OBJ = paths.BUILD / "bench" / "vk_reno_min.bpf.o"
+RTT_FLOOR = "vk_reno_rtt"
+FLOORS = (FLOOR, RTT_FLOOR)
 
 
 @contextlib.contextmanager
 def floor_registered(owner: str):
-    """vk_reno_min registered for the with-block: its link pinned under the owner's
+    """The floors registered for the with-block: their links pinned under the owner's
     mark (leftovers.BENCH_PIN_DIR), so a SIGKILLed bench is swept like any run."""
     pins = leftovers.BENCH_PIN_DIR / owner
     pins.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(leftovers.BENCH_PIN_DIR, 0o700)
     try:
-        subprocess.run(["bpftool", "struct_ops", "register", str(FLOOR_OBJ), str(pins)],
-                       check=True, capture_output=True, text=True, timeout=60)
+        for floor in FLOORS:
+            subprocess.run(["bpftool", "struct_ops", "register",
+                            str(paths.BUILD / "bench" / f"{floor}.bpf.o"), str(pins)],
+                           check=True, capture_output=True, text=True, timeout=60)
         yield
     finally:
         leftovers.unpin_bench(pins)
@@ -48,10 +54,10 @@ def floor_registered(owner: str):
 
 
 def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> dict:
-    ccs = [FLOOR] + (controllers or list(intf.CONTROLLERS))
+    ccs = list(FLOORS) + (controllers or list(intf.CONTROLLERS))
     per_call: dict[str, dict[str, list[float]]] = {cc: {} for cc in ccs}
     per_ack: dict[str, list[float]] = {cc: [] for cc in ccs}
-    ratio: dict[str, list[float]] = {cc: [] for cc in ccs}
+    ratio: dict[str, dict[str, list[float]]] = {f: {cc: [] for cc in ccs} for f in FLOORS}
     with Lab() as lab, floor_registered(lab.prefix), bpfstats.enabled():
         p = veth_pair(lab)
         port = 6400
@@ -71,10 +77,13 @@ def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> di
                         per_call[cc].setdefault(op, []).append((ns1 - ns0) / (n1 - n0))
                 this_round[cc] = total_ns / max(flow.acks, 1)
                 per_ack[cc].append(this_round[cc])
-            for cc in ccs:
-                ratio[cc].append(this_round[cc] / this_round[FLOOR])
-    return {"floor": FLOOR, "rounds": rounds, "seconds": seconds,
+            for f in FLOORS:
+                for cc in ccs:
+                    ratio[f][cc].append(this_round[cc] / this_round[f])
+    return {"floor": FLOOR, "rtt_floor": RTT_FLOOR, "rounds": rounds, "seconds": seconds,
             "per_call_ns": {cc: {op: summary(v) for op, v in ops.items()}
                             for cc, ops in per_call.items()},
             "per_ack_ns": {cc: summary(v) for cc, v in per_ack.items()},
-            "per_ack_ratio_to_floor": {cc: summary(v) for cc, v in ratio.items()}}
+            "per_ack_ratio_to_floor": {cc: summary(v) for cc, v in ratio[FLOOR].items()},
+            "per_ack_ratio_to_rtt_floor": {cc: summary(v)
+                                           for cc, v in ratio[RTT_FLOOR].items()}}

@@ -61,9 +61,10 @@ fi
 	"$VENV/bin/pip" install -q -e "tools[test]"
 # WITH_VM=1 (make deps-vm, for make vm-test only, so `make test` and CI stay light):
 # qemu (TCG is enough), a static busybox and kmod for virtme-ng's guest init, dpkg to
-# unpack kernel packages, and virtme-ng itself in the project venv.
+# unpack kernel packages, systemd-sysv for /sbin/init (make vm-systemd boots it), and
+# virtme-ng itself in the project venv.
 if [ "${WITH_VM:-0}" = 1 ]; then
-	vm_pkgs=(qemu-system-x86 busybox-static kmod udev dpkg)
+	vm_pkgs=(qemu-system-x86 busybox-static kmod udev dpkg systemd-sysv)
 	vm_missing=()
 	for p in "${vm_pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || vm_missing+=("$p")

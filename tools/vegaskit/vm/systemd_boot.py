@@ -10,8 +10,9 @@ The host is never changed:
   which /etc and /usr/local are read-only overlays of the stage over the host's,
   so the guest, whose root is the host's, sees them installed, and a small init
   (GUEST_INIT) covers systemd's binary to mount the guest's own /proc, /sys, /dev
-  and tmpfs before it execs systemd. The namespace and its mounts end with the
-  last process in it, SIGKILL included;
+  and tmpfs before it execs systemd. The namespaces (mount and pid) end with the
+  last process in them; they are tied to this process, so a SIGKILL of it ends
+  qemu and every mount too;
 - a oneshot unit (vegaskit-vmcheck.service, after vegaskit.service) runs
   vegaskit.vm.systemd_check, whose `VK-SD key=value` lines reach the serial
   console; boot 1 exercises reload, stop and start and powers off; the host then
@@ -19,7 +20,9 @@ The host is never changed:
 """
 from __future__ import annotations
 
+import os
 import shlex
+import shutil
 import subprocess
 import tempfile
 import time
@@ -98,8 +101,11 @@ def stage(dest: Path) -> None:
 
 
 def boot(k: Kernel, st: Path, number: int, timeout: float) -> Boot:
-    argv = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", OVERLAY_SH,
-            "sh", str(st),
+    # setpriv: unshare dies with us, SIGKILL included; --kill-child then takes the pid
+    # namespace's first process, and with it everything in the namespace (vng, qemu)
+    argv = ["setpriv", "--pdeathsig", "KILL", "--",
+            "unshare", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc",
+            "--propagation", "private", "--", "sh", "-c", OVERLAY_SH, "sh", str(st),
             str(guest.VENV_BIN / "vng"), "--run", str(vmlinuz(k)), "--disable-kvm", "--systemd",
             "--memory", guest.VM_MEMORY, "--cpus", guest.VM_CPUS, "--name", "vegaskit-vm",
             "--append", f"vegaskit_boot={number} systemd.show_status=1"]
@@ -120,8 +126,13 @@ def boot(k: Kernel, st: Path, number: int, timeout: float) -> Boot:
 
 def boot_twice(k: Kernel, timeout: float) -> list[Boot]:
     unpacked(k)
+    for old in (CACHE / k.release).glob("systemd-stage-*-*"):  # a killed run's stage
+        pid = old.name.split("-")[2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(old, ignore_errors=True)
     # not under /tmp: the guest's init mounts a tmpfs there before it execs from the stage
-    with tempfile.TemporaryDirectory(prefix="systemd-stage-", dir=CACHE / k.release) as d:
+    with tempfile.TemporaryDirectory(prefix=f"systemd-stage-{os.getpid()}-",
+                                     dir=CACHE / k.release) as d:
         st = Path(d)
         stage(st)
         first = boot(k, st, 1, timeout)

@@ -41,11 +41,11 @@ def test_pipeline_measures_and_predicts(tmp_path):
                                       (1 + float(r["error_process"])), rel=1e-9)
         assert total == pytest.approx(model / sent, rel=1e-9)
     # each summary says whether its random loss spared retransmissions, and how many it spared
-    sms = [json.loads(f.read_text()) for f in tmp_path.rglob("summary.json")]
-    assert len(sms) == 6        # two linux runs, fast, cross, spare, and reno (the control)
-    for f in tmp_path.rglob("summary.json"):
-        sm = json.loads(f.read_text())
-        assert_run_outputs(sm["scenario"], sm["run"], sm, f.parent)
+    found = [(f.parent, json.loads(f.read_text())) for f in tmp_path.rglob("summary.json")]
+    assert len(found) == 6      # two linux runs, fast, cross, spare, and reno (the control)
+    for d, sm in found:
+        assert_run_outputs(sm["scenario"], sm["run"], sm, d)
+    sms = [sm for _, sm in found]
     spare = [sm for sm in sms if sm["bottleneck"]["spare_retx"]]
     assert spare and all(sm["scenario"].endswith("_spare") for sm in spare)
     assert all(sm["bottleneck_spared"] == 0 for sm in sms if not sm["bottleneck"]["spare_retx"])

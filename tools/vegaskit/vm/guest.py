@@ -106,6 +106,17 @@ class Boot:
         return self.up_s is not None
 
 
+def vng_argv(k: Kernel) -> list[str]:
+    """virtme-ng booting k under TCG with this project's guest size."""
+    return [str(VENV_BIN / "vng"), "--run", str(vmlinuz(k)), "--disable-kvm",
+            "--memory", VM_MEMORY, "--cpus", VM_CPUS, "--name", "vegaskit-vm"]
+
+
+def vng_env() -> dict:
+    """vng runs virtme-run, which it finds on PATH: the venv's bin first."""
+    return {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+
+
 def boot(k: Kernel, command: list[str], timeout: float, label: str) -> Boot:
     """Unpack k if needed, boot it and run `command` (cwd: the checkout) inside.
     Raises subprocess.SubprocessError, OSError or ValueError if the fetch fails."""
@@ -114,16 +125,12 @@ def boot(k: Kernel, command: list[str], timeout: float, label: str) -> Boot:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     inner = shlex.join(["sh", str(GUEST_SH), str(out), *command])
-    argv = [str(VENV_BIN / "vng"), "--run", str(vmlinuz(k)), "--disable-kvm",
-            "--memory", VM_MEMORY, "--cpus", VM_CPUS, "--name", "vegaskit-vm",
-            "--overlay-rwdir", str(REPO), "--rwdir", str(out), "--cwd", str(REPO),
-            "--exec", inner]
+    argv = vng_argv(k) + ["--overlay-rwdir", str(REPO), "--rwdir", str(out),
+                          "--cwd", str(REPO), "--exec", inner]
     print(f"{label}: {k.release}: booting ({shlex.join(argv)})", flush=True)
-    # vng runs virtme-run, which it finds on PATH: the venv's bin first.
-    env = {**os.environ, "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
     t0 = time.monotonic()
     rc, seen = run_streaming(argv, CACHE / k.release / "console.log", timeout, k.release,
-                             env=env)
+                             env=vng_env())
     b = Boot(rc, [line for _, line in seen], time.monotonic() - t0)
     b.up_s = next((t for t, line in seen if line.startswith("VK-GUEST-UP")), None)
     start = next((t for t, line in seen if line.startswith("VK-RUN-START")), None)

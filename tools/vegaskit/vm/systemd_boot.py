@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import guest
-from .kernels import CACHE, Kernel, unpacked, vmlinuz
+from .kernels import CACHE, Kernel, unpacked
 
 CHECK_UNIT = """\
 [Unit]
@@ -106,15 +106,12 @@ def boot(k: Kernel, st: Path, number: int, timeout: float) -> Boot:
     argv = ["setpriv", "--pdeathsig", "KILL", "--",
             "unshare", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc",
             "--propagation", "private", "--", "sh", "-c", OVERLAY_SH, "sh", str(st),
-            str(guest.VENV_BIN / "vng"), "--run", str(vmlinuz(k)), "--disable-kvm", "--systemd",
-            "--memory", guest.VM_MEMORY, "--cpus", guest.VM_CPUS, "--name", "vegaskit-vm",
+            *guest.vng_argv(k), "--systemd",
             "--append", f"vegaskit_boot={number} systemd.show_status=1"]
     print(f"systemd-boot: boot {number}: {shlex.join(argv)}", flush=True)
-    env = {"PATH": f"{guest.VENV_BIN}:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
-           "TERM": "dumb"}
     t0 = time.monotonic()
     rc, seen = guest.run_streaming(argv, CACHE / k.release / f"systemd-boot{number}.log",
-                                   timeout, f"boot {number}", env=env)
+                                   timeout, f"boot {number}", env=guest.vng_env())
     b = Boot(number, rc, time.monotonic() - t0)
     for _, line in seen:
         i = line.find("VK-SD ")

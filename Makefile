@@ -154,9 +154,13 @@ concurrency: deps all
 model-validation: deps all
 	$(PY) -m vegaskit.cli.model_validation --profile $(PROFILE)
 
-# Speed: controller CPU per GB vs reno/cubic, tracing cost, emulator, swap time.
+# Speed: per-call cost, CPU per GB vs reno/cubic, tracing cost, emulator, swap time, flows.
+# BENCH_ROUNDS=N, BENCH_SECONDS=S; STAGES="swap flows" reruns only those stages.
+BENCH_ROUNDS  ?= 6
+BENCH_SECONDS ?= 4
 bench: deps all
-	$(PY) -m vegaskit.cli.bench
+	$(PY) -m vegaskit.cli.bench --rounds $(BENCH_ROUNDS) --seconds $(BENCH_SECONDS) \
+		$(foreach s,$(STAGES),--stage $(s))
 
 clean:
 	rm -rf $(BUILD) $(INTF_PY)

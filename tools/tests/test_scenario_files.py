@@ -172,3 +172,19 @@ def test_a_partial_rerun_with_other_reps_is_refused_over_the_results(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "give --out DIR" in r.stderr, r.stderr
+
+
+@pytest.mark.reliability("bad_input")
+@pytest.mark.parametrize("how", ["--index", "--rerender"])
+def test_rewriting_reports_without_results_is_refused_in_one_line(tmp_path, how):
+    """--index into a directory that is not there, --rerender of a scenario with no
+    summaries.json: one line, exit 2, nothing written."""
+    out = tmp_path / "out"
+    if how == "--rerender":
+        out.mkdir()
+    r = subprocess.run([sys.executable, "-m", "vegaskit.cli.results", how, "--profile", "full",
+                        "--out", str(out), str(paths.SCENARIOS / "newreno_1v1.toml")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("testbed: "), r.stderr
+    assert not out.exists() or not any(out.iterdir())

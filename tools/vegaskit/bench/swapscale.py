@@ -35,13 +35,27 @@ def slab_kb() -> int:
     return 0
 
 
-def line(proc: subprocess.Popen, timeout: float) -> str:
-    """The next line a helper prints, or an error once `timeout` passes without one."""
+def why(proc: subprocess.Popen) -> str:
+    """A helper's state for an error message: running, or its exit and stderr's end."""
+    if proc.poll() is None:
+        return "still running"
+    err = proc.stderr.read().decode(errors="replace").strip().splitlines()
+    return f"exited {proc.returncode}: {err[-1] if err else 'no stderr'}"
+
+
+def line(proc: subprocess.Popen, timeout: float, want: str) -> None:
+    """The next line a helper prints must be `want`; else an error saying what it did."""
     ready, _, _ = select.select([proc.stdout], [], [], timeout)
     if not ready:
-        raise RuntimeError(f"holdconns printed nothing in {timeout:.0f} s: "
-                           f"{proc.stderr.read1().decode(errors='replace')[-300:] if proc.poll() is not None else 'still running'}")
-    return proc.stdout.readline().strip().decode()
+        raise RuntimeError(f"holdconns printed nothing in {timeout:.0f} s ({why(proc)})")
+    got = proc.stdout.readline().strip().decode()
+    if got != want:
+        if not got:                     # end of file: let it finish exiting, for its status
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        raise RuntimeError(f"holdconns printed {got!r}, not {want!r} ({why(proc)})")
 
 
 def swap(ns: str, target: str) -> tuple[dict, int]:
@@ -73,15 +87,12 @@ def one_size(conns: int, rounds: int) -> dict:
         slab0 = slab_kb()
         srv = lab.spawn(p.b, [sys.executable, "-m", "vegaskit.testbed.holdconns", "server",
                               "--ports", ports, "--conns", str(conns)], stdin=subprocess.PIPE)
-        if line(srv, 30) != "listening":
-            raise RuntimeError("holdconns server did not start")
+        line(srv, 30, "listening")
         cli = lab.spawn(p.a, [sys.executable, "-m", "vegaskit.testbed.holdconns", "client",
                               "--addr", p.addr_b, "--ports", ports, "--conns", str(conns),
                               "--cc", PAIR[0]], stdin=subprocess.PIPE)
         for proc in (cli, srv):
-            got = line(proc, 120 + conns / 500)     # 100,000: about 5 minutes at most
-            if got != f"ready {conns}":
-                raise RuntimeError(f"holdconns: {got}")
+            line(proc, 120 + conns / 500, f"ready {conns}")   # 100,000: about 5 minutes at most
         held_kb = slab_kb() - slab0
         for rnd in range(rounds):
             for target in (PAIR[1], PAIR[0]):

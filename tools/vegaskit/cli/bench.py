@@ -14,24 +14,29 @@
 5. Flow count: CPU per GB and BPF time per ACK at 1, 10, 100 and 1,000 flows,
    bpf_vegas against reno (vegaskit.bench.flowscale).
 
-Writes results/bench/report.md and results/bench/bench.json.
+Writes results/bench/report.md and results/bench/bench.json. With --stage (make
+bench STAGES="swap flows") only those stages run; their figures replace the same
+stages' in bench.json and the report says when and at which commit each stage
+was measured.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from vegaskit import intf, paths
 from vegaskit.bench import emulator, flowscale, opcost, overhead, swapscale, tracing
 from vegaskit.paths import VEGASCTL
+from vegaskit.cli.results import source_commit
 from vegaskit.testbed import leftovers
 
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "6"))    # 6: a 95% interval of the median
-SECONDS = float(os.environ.get("BENCH_SECONDS", "4"))
 OURS = list(intf.CONTROLLERS)
+STAGES = ("opcost", "overhead", "tracing", "linkemu", "swap", "flows")
 
 
 def interval(x: dict, fmt: str = ".0f") -> str:
@@ -62,14 +67,23 @@ def opcost_section(c: dict) -> list[str]:
     return lines + [""]
 
 
+def measured_line(r: dict) -> str:
+    """When and from which commit each stage's figures come (stages rerun alone differ)."""
+    when = [f"{k} {v['measured']['date']} ({v['measured']['commit']})"
+            for k, v in r.items() if v and "measured" in v]
+    return "Measured: " + ("; ".join(when) if when else "before stages recorded it") + "."
+
+
 def report(r: dict) -> str:
     o = r["overhead"]
     lines = ["# vegaskit benchmarks", "",
              "Produced by `sudo make bench` on this machine (2 cores); do not edit by hand "
-             "(BENCH_ROUNDS and BENCH_SECONDS set the rounds and the flow length). Each stage "
+             "(BENCH_ROUNDS and BENCH_SECONDS set the rounds and the flow length; "
+             "STAGES=\"swap flows\" reruns only those stages). Each stage "
              "states its method; an interval is the distribution-free 95% interval of the "
              "median over rounds, and with 8 rounds or fewer it is the min and max, at the "
-             "coverage it reaches.", ""]
+             "coverage it reaches.", "",
+             measured_line(r), ""]
     lines += opcost_section(r["opcost"])
     lines += ["## Controller overhead (veth, full speed)", "",
               f"Method: {o['rounds']} rounds, one {o['seconds']:g} s flow per controller each, "
@@ -159,7 +173,43 @@ def swap_section(w: dict) -> list[str]:
     return lines + [""]
 
 
-def main() -> int:
+def parse(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.bench",
+                                 description="make bench: the speed figures, interleaved rounds.")
+    ap.add_argument("--rounds", type=int, default=6,      # 6: a 95% interval of the median
+                    help="interleaved rounds per stage (default 6)")
+    ap.add_argument("--seconds", type=float, default=4.0,
+                    help="length of each measured flow (default 4)")
+    ap.add_argument("--stage", action="append", choices=STAGES, dest="stages",
+                    help="run only this stage (repeatable); the others keep their figures")
+    a = ap.parse_args(argv)
+    if a.rounds < 2 or not 0.5 <= a.seconds <= 600:
+        ap.error("--rounds must be at least 2 and --seconds between 0.5 and 600")
+    return a
+
+
+def stage_fns(rounds: int, seconds: float) -> dict:
+    return {"opcost": lambda: opcost.run(rounds, seconds),
+            "overhead": lambda: overhead.run(rounds, seconds),
+            "tracing": lambda: tracing.run(rounds, seconds),
+            "linkemu": lambda: emulator.run(rounds, seconds),
+            "swap": lambda: swapscale.run(rounds),
+            "flows": lambda: flowscale.run(rounds, seconds)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse(sys.argv[1:] if argv is None else argv)
+    out = paths.RESULTS / "bench"
+    earlier: dict = {}
+    if a.stages:
+        try:
+            earlier = json.loads((out / "bench.json").read_text())
+        except (OSError, ValueError):
+            earlier = {}
+        if any(k not in earlier for k in STAGES if k not in a.stages):
+            print("bench: --stage reruns stages of a complete results/bench/bench.json; "
+                  "there is none, so run every stage first", file=sys.stderr)
+            return 2
     have = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
     busy = sorted(set(OURS) & have)
     if busy:
@@ -168,22 +218,19 @@ def main() -> int:
         print(f"bench: {', '.join(busy)} already loaded: the bench measures instances of its "
               "own on a quiet host; unload them first", file=sys.stderr)
         return 1
-    owner, out = leftovers.new_owner(), paths.RESULTS / "bench"
+    owner = leftovers.new_owner()
     out.mkdir(parents=True, exist_ok=True)
     partial = out / "bench.partial.json"
+    fns, commit = stage_fns(a.rounds, a.seconds), source_commit()
     r: dict = {}
     try:
         for cc in OURS:
             leftovers.record_loaded(owner, cc)      # a SIGKILLed bench is swept like a run
             subprocess.run([VEGASCTL, "load", cc[4:]], check=True, capture_output=True)
-        for name, fn in (("opcost", lambda: opcost.run(ROUNDS, SECONDS)),
-                         ("overhead", lambda: overhead.run(ROUNDS, SECONDS)),
-                         ("tracing", lambda: tracing.run(ROUNDS, SECONDS)),
-                         ("linkemu", lambda: emulator.run(ROUNDS, SECONDS)),
-                         ("swap", lambda: swapscale.run(ROUNDS)),
-                         ("flows", lambda: flowscale.run(ROUNDS, SECONDS))):
+        for name in a.stages or STAGES:
             print(f"== {name}", flush=True)
-            r[name] = fn()
+            r[name] = fns[name]()
+            r[name]["measured"] = {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": commit}
             print(json.dumps(r[name], indent=1), flush=True)
             # a stage that fails later loses nothing done before it
             partial.write_text(json.dumps(r, indent=1) + "\n")
@@ -191,6 +238,7 @@ def main() -> int:
         for cc in OURS:
             subprocess.run([VEGASCTL, "unload", cc], capture_output=True)
         leftovers.forget_loaded(owner)
+    r = {k: r.get(k, earlier.get(k)) for k in STAGES}
     (out / "bench.json").write_text(json.dumps(r, indent=1) + "\n")
     partial.unlink(missing_ok=True)
     (out / "report.md").write_text(report(r))

@@ -228,10 +228,18 @@ def main(argv: list[str] | None = None) -> int:
     index_cmd = ("sudo make results (every scenario, PROFILE=full); after a partial run, "
                  "python -m vegaskit.cli.results --index --profile full")
     if a.index or a.rerender:
-        for s, _ in plans if a.rerender else []:
-            base = a.out / s.name / a.profile
-            summaries = json.loads((base / "summaries.json").read_text())
-            print(report.write(s, a.profile, summaries, base, command(a.profile, s.path)))
+        if not a.out.is_dir():
+            print(f"testbed: {a.out}: no such results directory", file=sys.stderr)
+            return 2
+        try:
+            for s, _ in plans if a.rerender else []:
+                base = a.out / s.name / a.profile
+                summaries = json.loads((base / "summaries.json").read_text())
+                print(report.write(s, a.profile, summaries, base, command(a.profile, s.path)))
+        except (OSError, ValueError) as e:
+            print(f"testbed: --rerender needs each scenario's summaries.json: {e}",
+                  file=sys.stderr)
+            return 2
         if a.profile == INDEX_PROFILE:
             print(index.write(every, a.out, a.profile, index_cmd))
         return 0

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -143,15 +142,19 @@ def emulator_section(e: dict) -> list[str]:
     lines = ["## Link emulator", "",
              f"Method: {e['rounds']} rounds; UDP datagrams of {e['payload']} bytes at "
              f"{e['load']:.0%} of the rate through a {e['delay_ms']:g} ms link; error = one-way "
-             "delay minus the configured delay and the datagram's serialization; the same "
-             "datagrams over a plain veth give the host stacks' own one-way delay. Median "
-             "[interval] over rounds of each round's p50, p99 and max, in microseconds.", "",
-             "| rate | error p50 | error p99 | error max | veth p50 | veth p99 |",
-             "|---|---|---|---|---|---|"]
+             "delay minus the configured delay and the datagram's serialization, arriving when "
+             "the receiving stack stamps the datagram (SO_TIMESTAMPNS); at the application, "
+             "the receiving process's wake-up is added; the same datagrams over a plain veth "
+             "give the host stacks' own one-way delay. Median [interval] over rounds of each "
+             "round's p50, p99 and max, in microseconds.", "",
+             "| rate | error p50 | error p99 | error max | at the application: p99 | "
+             "veth p50 | veth p99 |", "|---|---|---|---|---|---|---|"]
     for rate, d in e["error_us"].items():
         v = e["veth_us"][rate]
+        a = e["app_error_us"][rate] if "app_error_us" in e else None
         lines.append(f"| {int(rate) / 1e6:g} Mbit/s | {interval(d['p50'])} | {interval(d['p99'])} | "
-                     f"{interval(d['max'])} | {interval(v['p50'])} | {interval(v['p99'])} |")
+                     f"{interval(d['max'])} | {interval(a['p99']) if a else '-'} | "
+                     f"{interval(v['p50'])} | {interval(v['p99'])} |")
     lines += ["", f"Highest rate (cubic, unlimited link): {interval(e['max_gbit_s'], '.2f')} "
               f"Gbit/s; linkemu's CPU: {interval(e['cpu_s_per_gbit'], '.3f')} CPU-seconds per "
               "gigabit carried (cores busy per Gbit/s).", ""]

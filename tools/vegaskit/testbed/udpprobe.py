@@ -8,7 +8,10 @@ one-way delay.
 
     udpprobe.py recv --bind ADDR:PORT [--idle S] [--max-wait S]
         prints "ready" once bound, then on exit one JSON line:
-        {"seq": [...], "send_ns": [...], "recv_ns": [...]} in arrival order
+        {"seq": [...], "send_ns": [...], "recv_ns": [...], "kernel_ns": [...]}
+        in arrival order; recv_ns is when this process got the datagram,
+        kernel_ns when the receiving stack did (SO_TIMESTAMPNS, moved from
+        CLOCK_REALTIME to CLOCK_MONOTONIC), free of this process's wake-up
     udpprobe.py send --to ADDR:PORT --count N --pps R [--size B]
         prints {"sent": N, "start_ns": ..., "end_ns": ...}
 """
@@ -23,6 +26,8 @@ import time
 
 HEADER = struct.Struct("!QQ")       # seq, send time (ns, CLOCK_MONOTONIC)
 SO_RCVBUFFORCE = 33                 # root may exceed net.core.rmem_max
+SO_TIMESTAMPNS = 35                 # also the cmsg type, SCM_TIMESTAMPNS
+TIMESPEC = struct.Struct("qq")
 BURST = 32                          # datagrams per pacing step at high rates
 
 
@@ -37,26 +42,35 @@ def recv(args) -> None:
         sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 32 << 20)
     except PermissionError:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 << 20)
+    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     sock.bind(_addr(args.bind))
     print("ready", flush=True)
-    seqs, sent, got = [], [], []
+    seqs, sent, got, kern = [], [], [], []
     deadline = time.monotonic() + args.max_wait
     sock.settimeout(args.max_wait)
     while True:
         try:
-            data = sock.recv(65535)
+            data, anc, _, _ = sock.recvmsg(65535, socket.CMSG_SPACE(TIMESPEC.size))
         except socket.timeout:
             break
         now = time.monotonic_ns()
+        real_minus_mono = time.time_ns() - now
+        stamp = now
+        for level, kind, raw in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= 16:
+                sec, nsec = TIMESPEC.unpack_from(raw)
+                stamp = sec * 1_000_000_000 + nsec - real_minus_mono
         seq, t = HEADER.unpack_from(data)
         seqs.append(seq)
         sent.append(t)
         got.append(now)
+        kern.append(stamp)
         # Until the first datagram wait up to max_wait; then stop `idle` after the last.
         sock.settimeout(max(0.001, min(args.idle, deadline - time.monotonic())))
         if time.monotonic() >= deadline:
             break
-    print(json.dumps({"seq": seqs, "send_ns": sent, "recv_ns": got}), flush=True)
+    print(json.dumps({"seq": seqs, "send_ns": sent, "recv_ns": got, "kernel_ns": kern}),
+          flush=True)
 
 
 def send(args) -> None:

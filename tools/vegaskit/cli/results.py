@@ -30,7 +30,7 @@ from pathlib import Path
 
 from vegaskit import paths
 from vegaskit.proc import sigterm_unwinds
-from vegaskit.testbed import index, report, runner
+from vegaskit.testbed import index, leftovers, report, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 
 INDEX_PROFILE = "full"
@@ -69,19 +69,26 @@ def rundir(base: Path, run: str, rep: int, reps: int) -> Path:
     return base / run / f"rep{rep}" if reps > 1 else base / run
 
 
-# A worker's job slots and the batch's stop flag (set by _worker_init).
-_SLOTS = None
+# The batch's stop flag, in a worker (set by _worker_init).
 _STOP = None
+
+
+def claim_slot() -> tuple[int, int]:
+    """A job slot no other run on this host holds, this batch's or another's, and
+    whose instance names nothing has registered (a batch that predates slots)."""
+    def in_use(n: int) -> bool:
+        suffix = f".j{runner.SLOT_LABELS[n - 1]}"
+        return any(name.endswith(suffix) for name in runner.registered())
+    return leftovers.claim_slot(len(runner.SLOT_LABELS), in_use)
 
 
 def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
             commit: str) -> dict | None:
     """One repetition of one run, in a worker process when jobs > 1; None if
     the batch was stopped before it began."""
-    slots = _SLOTS
     if _STOP is not None and _STOP.is_set():
         return None
-    job = slots.get() if slots is not None else 0
+    job, held = claim_slot() if _STOP is not None else (0, -1)
     try:
         r = Scenario.load(path).run(run, profile, rep)
         if rep:             # the first repetition's trace and figures illustrate the run
@@ -91,8 +98,8 @@ def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
         (outdir / "summary.json").write_text(json.dumps(sm, indent=1) + "\n")
         return sm
     finally:
-        if slots is not None:
-            slots.put(job)
+        if held >= 0:
+            os.close(held)
 
 
 def _line(sm: dict) -> str:
@@ -114,9 +121,9 @@ def _interrupt_once(signum, frame):
     raise KeyboardInterrupt
 
 
-def _worker_init(slots, stop):
-    global _SLOTS, _STOP
-    _SLOTS, _STOP = slots, stop
+def _worker_init(stop):
+    global _STOP
+    _STOP = stop
     signal.signal(signal.SIGINT, _interrupt_once)
 
 
@@ -164,11 +171,9 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
             finished(s, sm)
         return
     ctx = mp.get_context("fork")
-    slots, stop = ctx.Queue(), ctx.Event()
-    for j in range(1, jobs + 1):
-        slots.put(j)
+    stop = ctx.Event()
     pool = cf.ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init,
-                                  initargs=(slots, stop))
+                                  initargs=(stop,))
     try:
         futs = {pool.submit(run_one, s.path, n, profile, rep, d, commit): s
                 for s, n, rep, d in tasks}

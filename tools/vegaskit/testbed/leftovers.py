@@ -12,10 +12,15 @@ marked with an owner, vk<pid>x<rand>, that names the process responsible:
   links pinned in BENCH_PIN_DIR/<owner>, whose removal unregisters them.
 sweep(), run by every new Lab, removes whatever carries a dead owner's mark.
 A live owner's marks are never touched, so concurrent runs are safe.
+
+Runs at once on one host (make results --jobs, in one batch or several) each
+hold a job slot, claim_slot(): a flock on LEDGER_DIR/slot-N.lock, which the
+kernel releases when its holder dies, however it dies.
 """
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import secrets
@@ -62,6 +67,24 @@ def _alive(pid: int) -> bool:
 
 def _dead(m: re.Match | None) -> bool:
     return bool(m) and not _alive(int(m.group(1)))
+
+
+def claim_slot(slots: int, in_use=lambda n: False) -> tuple[int, int]:
+    """The lowest job slot (1..slots) no live process holds on this host and
+    in_use(n) does not call taken, and the descriptor whose lock holds it: close
+    it to give the slot back."""
+    LEDGER_DIR.mkdir(parents=True, exist_ok=True)
+    for n in range(1, slots + 1):
+        if in_use(n):
+            continue
+        fd = os.open(LEDGER_DIR / f"slot-{n}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return n, fd
+    raise RuntimeError(f"all {slots} job slots of this host are taken by other runs")
 
 
 def record_loaded(owner: str, instance: str) -> None:

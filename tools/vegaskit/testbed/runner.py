@@ -46,14 +46,20 @@ def variant_of(cc: str) -> str | None:
     return cc[4:] if cc in intf.CONTROLLERS else None
 
 
+# A job slot's one-character label: instance names stay within TCP_CA_NAME_MAX
+# (bpf_vegas_fr.jN is 15 characters) for as many slots as the host hands out.
+SLOT_LABELS = "123456789abcdefghijklmnopqrstuvwxyz"
+
+
 def instance_names(run: Run, job: int) -> dict[str, str]:
     """The controller instance each of the run's ccs runs on. Job 0 uses the
     names themselves; job N > 0, one of several runs at once, its own
-    instances, NAME.jN, so that no run unloads a controller another still uses."""
+    instances, NAME.jL (L = SLOT_LABELS[N - 1]), so that no run unloads a
+    controller another still uses."""
     out = {}
     for cc in sorted({f.cc for f in run.flows}):
         ours = cc in run.controllers or variant_of(cc)
-        out[cc] = f"{cc}.j{job}" if ours and job else cc
+        out[cc] = f"{cc}.j{SLOT_LABELS[job - 1]}" if ours and job else cc
         if len(out[cc]) >= intf.NAME_MAX:
             raise RuntimeError(f"controller name '{cc}' is too long for job {job}'s "
                                f"instance '{out[cc]}' (at most {intf.NAME_MAX - 1} characters)")

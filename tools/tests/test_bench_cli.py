@@ -34,3 +34,55 @@ def test_the_report_says_when_each_stage_was_measured():
     assert bench.measured_line(r) == ("Measured: opcost 2026-11-24 18:00 (abc); "
                                       "swap 2026-11-24 19:00 (def+).")
     assert bench.measured_line({"swap": {}}) == "Measured: before stages recorded it."
+
+
+def _s(m: float) -> dict:
+    return {"median": m, "low": m * 0.9, "high": m * 1.1, "coverage": 0.969, "n": 6}
+
+
+def synthetic() -> dict:
+    """A bench.json of every stage in the shapes the stages return (bench/*.py)."""
+    ccs = ["bpf_vegas", "bpf_vegas_a", "vk_reno_min", "vk_reno_rtt"]
+    per_ack = {cc: _s(40 + 20 * i) for i, cc in enumerate(ccs)}
+    trace = {"gbit_s": {m: _s(5) for m in ("off", "decisions", "all")},
+             "cost": {m: _s(0.05) for m in ("decisions", "all")},
+             "records_per_run": {"decisions": 1e3, "all": 6e4},
+             "lost_total": {"decisions": 0, "all": 0}}
+    rates = ["10000000", "100000000"]
+    err = {r: {q: _s(50) for q in ("p50", "p99", "max")} for r in rates}
+    return {
+        "opcost": {"floor": "vk_reno_min", "rtt_floor": "vk_reno_rtt", "rounds": 6, "seconds": 4,
+                   "per_call_ns": {cc: {"cong_avoid": _s(30), "pkts_acked": _s(20)} for cc in ccs},
+                   "per_ack_ns": per_ack,
+                   "per_ack_ratio_to_floor": {cc: _s(1.5) for cc in ccs},
+                   "per_ack_ratio_to_rtt_floor": {cc: _s(1.2) for cc in ccs}},
+        "overhead": {"rounds": 6, "seconds": 4, "cpu_s_per_gb": {"bpf_vegas": _s(0.3)},
+                     "gbit_s": {"bpf_vegas": _s(6)}, "ratio_to_reno": {"bpf_vegas": _s(1.01)},
+                     "ratio_to_cubic": {"bpf_vegas": _s(1.0)}},
+        "tracing": {"rounds": 6, "seconds": 4, "offloads_off": trace, "offloads_default": trace},
+        "linkemu": {"rounds": 6, "seconds": 4, "delay_ms": 20, "load": 0.2, "payload": 1000,
+                    "error_us": err, "app_error_us": err, "veth_us": err,
+                    "max_gbit_s": _s(1.7), "cpu_s_per_gbit": _s(0.5)},
+        "swap": {"pair": ["bpf_vegas", "bpf_vegas_a"], "rounds": 6,
+                 "sizes": [{"connections": n, "swaps": 12, "move_ms": _s(n / 400),
+                            "moved_min": n, "failed": 0, "vegasctl_max_rss_kb": 20000,
+                            "slab_kb_per_connection": 7.5} for n in (200, 10_000)]},
+        "flows": {"rounds": 6, "seconds": 4, "counts": [1, 10],
+                  "cpu_s_per_gb": {cc: {"1": _s(0.3), "10": _s(0.32)} for cc in ("bpf_vegas", "reno")},
+                  "cpu_growth_vs_1_flow": {cc: {"1": _s(1), "10": _s(1.07)}
+                                           for cc in ("bpf_vegas", "reno")},
+                  "bpf_ns_per_ack": {"1": _s(100), "10": _s(104)}},
+    }
+
+
+def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
+    from vegaskit.bench import plots
+    r = synthetic()
+    text = bench.report(r)
+    for name in bench.STAGES:
+        assert f"![{name}]({name}.png)" in text
+    assert "| 10 Mbit/s | 50 [45, 55] |" in text
+    written = plots.write(r, tmp_path)
+    assert sorted(p.name for p in written) == sorted(f"{n}.png" for n in bench.STAGES)
+    for p in written:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000

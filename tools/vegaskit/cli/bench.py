@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from vegaskit import intf, paths
-from vegaskit.bench import emulator, flowscale, opcost, overhead, swapscale, tracing
+from vegaskit.bench import emulator, flowscale, opcost, overhead, plots, swapscale, tracing
 from vegaskit.paths import VEGASCTL
 from vegaskit.cli.results import source_commit
 from vegaskit.testbed import leftovers
@@ -63,7 +63,7 @@ def opcost_section(c: dict) -> list[str]:
                      f"{interval(c['per_ack_ratio_to_floor'][cc], '.2f')} | "
                      f"{interval(c['per_ack_ratio_to_rtt_floor'][cc], '.2f')} | " +
                      " | ".join(cells) + " |")
-    return lines + [""]
+    return lines + ["![opcost](opcost.png)", ""]
 
 
 def measured_line(r: dict) -> str:
@@ -96,7 +96,8 @@ def report(r: dict) -> str:
     lines += ["", "CPU per GB mixes a controller's code with its behaviour: on a veth whose "
               "RTT is tens of microseconds, a controller that holds a smaller window (Linux's "
               "diff divides by that tiny baseRTT) sends fewer bytes per ACK and pays more "
-              "per byte. The per-call table above has the BPF code alone.", ""]
+              "per byte. The per-call table above has the BPF code alone.", "",
+              "![overhead](overhead.png)", ""]
     lines += tracing_section(r["tracing"])
     lines += emulator_section(r["linkemu"])
     lines += swap_section(r["swap"])
@@ -120,7 +121,7 @@ def flows_section(f: dict) -> list[str]:
                      f"{interval(f['cpu_growth_vs_1_flow']['bpf_vegas'][k], '.2f')} | "
                      f"{interval(f['cpu_growth_vs_1_flow']['reno'][k], '.2f')} | "
                      f"{interval(f['bpf_ns_per_ack'][k])} |")
-    return lines + [""]
+    return lines + ["![flows](flows.png)", ""]
 
 
 def tracing_section(t: dict) -> list[str]:
@@ -135,7 +136,7 @@ def tracing_section(t: dict) -> list[str]:
         lines.append(f"| {name} | {interval(o['gbit_s']['off'], '.2f')} | "
                      f"{interval(o['cost']['decisions'], '.1%')} | {interval(o['cost']['all'], '.1%')} | "
                      f"{o['records_per_run']['all']:.0f} | {o['lost_total']['all']} |")
-    return lines + [""]
+    return lines + ["![tracing](tracing.png)", ""]
 
 
 def emulator_section(e: dict) -> list[str]:
@@ -158,7 +159,7 @@ def emulator_section(e: dict) -> list[str]:
     lines += ["", f"Highest rate (cubic, unlimited link): {interval(e['max_gbit_s'], '.2f')} "
               f"Gbit/s; linkemu's CPU: {interval(e['cpu_s_per_gbit'], '.3f')} CPU-seconds per "
               "gigabit carried (cores busy per Gbit/s).", ""]
-    return lines
+    return lines + ["![linkemu](linkemu.png)", ""]
 
 
 def swap_section(w: dict) -> list[str]:
@@ -173,7 +174,7 @@ def swap_section(w: dict) -> list[str]:
         lines.append(f"| {z['connections']:,} | {interval(z['move_ms'], '.1f')} | "
                      f"{z['moved_min']:,} | {z['failed']} | {z['vegasctl_max_rss_kb'] / 1024:.1f} | "
                      f"{z['slab_kb_per_connection']:.1f} |")
-    return lines + [""]
+    return lines + ["![swap](swap.png)", ""]
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -244,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     r = {k: r.get(k, earlier.get(k)) for k in STAGES}
     (out / "bench.json").write_text(json.dumps(r, indent=1) + "\n")
     partial.unlink(missing_ok=True)
+    plots.write(r, out)
     (out / "report.md").write_text(report(r))
     print(report(r))
     return 0

@@ -1,0 +1,151 @@
+"""One figure per `make bench` stage, from bench.json alone (results/bench/*.png).
+
+Each figure shows the stage's medians with their 95% intervals as error bars,
+the same numbers as the report's tables, so a reader sees at a glance what the
+tables say and how wide the intervals are.
+
+    python -m vegaskit.bench.plots results/bench/bench.json
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from vegaskit.analysis.plots import plt, save
+
+
+def _bars(ax, labels: list[str], xs: list[dict], color: str = "tab:blue") -> None:
+    """Medians as bars with [low, high] error bars."""
+    med = [x["median"] for x in xs]
+    err = [[m - x["low"] for m, x in zip(med, xs)], [x["high"] - m for m, x in zip(med, xs)]]
+    ax.bar(labels, med, yerr=err, capsize=4, color=color)
+    ax.tick_params(axis="x", labelrotation=20)
+
+
+def opcost(c: dict, out: Path) -> None:
+    ccs = list(c["per_ack_ns"])
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    _bars(ax, ccs, [c["per_ack_ns"][cc] for cc in ccs])
+    for cc, style in ((c["floor"], "--"), (c["rtt_floor"], ":")):
+        if cc in c["per_ack_ns"]:
+            ax.axhline(c["per_ack_ns"][cc]["median"], ls=style, color="k", lw=1, label=cc)
+    ax.set_ylabel("BPF ns per ACK")
+    ax.set_title("Cost per ACK, all struct_ops programs (kernel BPF statistics)")
+    ax.legend(fontsize=8)
+    save(fig, out)
+
+
+def overhead(o: dict, out: Path) -> None:
+    ccs = list(o["ratio_to_reno"])
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    _bars(ax, ccs, [o["ratio_to_reno"][cc] for cc in ccs])
+    ax.axhline(1.0, color="k", lw=1)
+    ax.set_ylim(min(0.9, *(o["ratio_to_reno"][cc]["low"] for cc in ccs)) - 0.02,
+                max(1.1, *(o["ratio_to_reno"][cc]["high"] for cc in ccs)) + 0.02)
+    ax.set_ylabel("CPU per GB / reno's")
+    ax.set_title("Sender CPU per GB against the kernel's reno, full veth speed")
+    save(fig, out)
+
+
+def tracing(t: dict, out: Path) -> None:
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    labels, xs = [], []
+    for key, name in (("offloads_off", "offloads off"), ("offloads_default", "default offloads")):
+        for mode in ("decisions", "all"):
+            labels.append(f"{name}\n{mode}")
+            xs.append({k: 100 * v for k, v in t[key]["cost"][mode].items()
+                       if k in ("median", "low", "high")})
+    _bars(ax, labels, xs, "tab:orange")
+    ax.axhline(10, ls="--", color="k", lw=1, label="10%")
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_ylabel("throughput cost (%)")
+    ax.set_title("Tracing from inside bpf_vegas")
+    ax.legend(fontsize=8)
+    save(fig, out)
+
+
+def linkemu(e: dict, out: Path) -> None:
+    rates = list(e["error_us"])
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for i, (q, color) in enumerate((("p50", "tab:blue"), ("p99", "tab:orange"),
+                                    ("max", "tab:red"))):
+        xs = [e["error_us"][r][q] for r in rates]
+        med = [x["median"] for x in xs]
+        err = [[m - x["low"] for m, x in zip(med, xs)], [x["high"] - m for m, x in zip(med, xs)]]
+        ax.errorbar([j + (i - 1) * 0.15 for j in range(len(rates))], med, yerr=err, fmt="o",
+                    capsize=4, color=color, label=f"error {q}")
+    ax.set_xticks(range(len(rates)), [f"{int(r) / 1e6:g} Mbit/s" for r in rates])
+    ax.axhline(200, ls="--", color="k", lw=1, label="200 us")
+    ax.set_yscale("symlog", linthresh=10)    # a max of milliseconds beside a p50 of tens of us
+    ax.set_ylabel("delay error (us)")
+    ax.set_title(f"linkemu per-packet delay error; highest rate "
+                 f"{e['max_gbit_s']['median']:.2f} Gbit/s")
+    ax.legend(fontsize=8)
+    save(fig, out)
+
+
+def swap(w: dict, out: Path) -> None:
+    sizes = w["sizes"]
+    n = [z["connections"] for z in sizes]
+    med = [z["move_ms"]["median"] for z in sizes]
+    err = [[m - z["move_ms"]["low"] for m, z in zip(med, sizes)],
+           [z["move_ms"]["high"] - m for m, z in zip(med, sizes)]]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.errorbar(n, med, yerr=err, fmt="o-", capsize=4)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("established connections moved")
+    ax.set_ylabel("move (ms)")
+    ax.set_title(f"vegasctl swap, {w['pair'][0]} <-> {w['pair'][1]}")
+    save(fig, out)
+
+
+def flows(f: dict, out: Path) -> None:
+    counts = f["counts"]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for cc, color in (("bpf_vegas", "tab:blue"), ("reno", "tab:gray")):
+        xs = [f["cpu_s_per_gb"][cc][str(k) if str(k) in f["cpu_s_per_gb"][cc] else k]
+              for k in counts]
+        med = [x["median"] for x in xs]
+        err = [[m - x["low"] for m, x in zip(med, xs)], [x["high"] - m for m, x in zip(med, xs)]]
+        ax.errorbar(counts, med, yerr=err, fmt="o-", capsize=4, color=color, label=cc)
+    ax.set_xscale("log")
+    ax.set_xlabel("flows at once")
+    ax.set_ylabel("host CPU s per GB")
+    ax.set_title("Cost against the number of flows")
+    ax.legend(fontsize=8)
+    save(fig, out)
+
+
+STAGE_PLOTS = {"opcost": opcost, "overhead": overhead, "tracing": tracing, "linkemu": linkemu,
+               "swap": swap, "flows": flows}
+
+
+def write(r: dict, outdir: Path) -> list[Path]:
+    """A PNG per stage that has figures; the paths written."""
+    done = []
+    for name, fn in STAGE_PLOTS.items():
+        if r.get(name):
+            fn(r[name], outdir / f"{name}.png")
+            done.append(outdir / f"{name}.png")
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m vegaskit.bench.plots BENCH.json", file=sys.stderr)
+        return 2
+    try:
+        r = json.loads(Path(argv[0]).read_text())
+        for p in write(r, Path(argv[0]).parent):
+            print(p)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"bench plots: {argv[0]}: not a bench.json ({e!r})", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

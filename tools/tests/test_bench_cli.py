@@ -46,6 +46,7 @@ def synthetic() -> dict:
     per_ack = {cc: _s(40 + 20 * i) for i, cc in enumerate(ccs)}
     trace = {"gbit_s": {m: _s(5) for m in ("off", "decisions", "all")},
              "cost": {m: _s(0.05) for m in ("decisions", "all")},
+             "cpu_cost": {m: _s(0.04) for m in ("decisions", "all")},
              "records_per_run": {"decisions": 1e3, "all": 6e4},
              "lost_total": {"decisions": 0, "all": 0}}
     rates = ["10000000", "100000000"]

@@ -50,16 +50,24 @@ def overhead(o: dict, out: Path) -> None:
 
 def tracing(t: dict, out: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    labels, xs = [], []
-    for key, name in (("offloads_off", "offloads off"), ("offloads_default", "default offloads")):
-        for mode in ("decisions", "all"):
-            labels.append(f"{name}\n{mode}")
-            xs.append({k: 100 * v for k, v in t[key]["cost"][mode].items()
-                       if k in ("median", "low", "high")})
-    _bars(ax, labels, xs, "tab:orange")
+    labels = []
+    for key, name in (("offloads_off", "offloads off"), ("offloads_default", "default")):
+        labels += [f"{name}\n{mode}" for mode in ("decisions", "all")]
+    for i, (what, color) in enumerate((("cost", "tab:orange"), ("cpu_cost", "tab:purple"))):
+        xs = [t[key].get(what, {}).get(mode) for key in ("offloads_off", "offloads_default")
+              for mode in ("decisions", "all")]
+        if None in xs:
+            continue
+        med = [100 * x["median"] for x in xs]
+        err = [[m - 100 * x["low"] for m, x in zip(med, xs)],
+               [100 * x["high"] - m for m, x in zip(med, xs)]]
+        ax.bar([j + (i - 0.5) * 0.35 for j in range(len(xs))], med, width=0.35, yerr=err,
+               capsize=4, color=color,
+               label={"cost": "throughput cost", "cpu_cost": "CPU per GB cost"}[what])
+    ax.set_xticks(range(len(labels)), labels)
     ax.axhline(10, ls="--", color="k", lw=1, label="10%")
     ax.axhline(0, color="k", lw=0.5)
-    ax.set_ylabel("throughput cost (%)")
+    ax.set_ylabel("cost (%)")
     ax.set_title("Tracing from inside bpf_vegas")
     ax.legend(fontsize=8)
     save(fig, out)

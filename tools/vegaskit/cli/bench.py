@@ -128,13 +128,19 @@ def tracing_section(t: dict) -> list[str]:
     lines = ["## Tracing from inside the controller (bpf_vegas)", "",
              f"Method: {t['rounds']} rounds of {t['seconds']:g} s full-speed veth flows, untraced, "
              "decisions traced and every ACK and decision traced, order reversed every other "
-             "round; cost = 1 - traced / untraced throughput within a round. Median [interval].",
-             "", "| offloads | untraced Gbit/s | decisions: cost | all: cost | records per run "
-             "(all) | lost (all, in all) |", "|---|---|---|---|---|---|"]
+             "round; cost = 1 - traced / untraced throughput within a round; CPU cost = the "
+             "host's CPU per GB traced / untraced - 1, the tracer's own work included. "
+             "Median [interval].",
+             "", "| offloads | untraced Gbit/s | decisions: cost | all: cost | decisions: CPU cost "
+             "| all: CPU cost | records per run (all) | lost (all, in all) |",
+             "|---|---|---|---|---|---|---|---|"]
     for key, name in (("offloads_off", "off"), ("offloads_default", "default")):
         o = t[key]
+        cpu = o.get("cpu_cost", {})
         lines.append(f"| {name} | {interval(o['gbit_s']['off'], '.2f')} | "
                      f"{interval(o['cost']['decisions'], '.1%')} | {interval(o['cost']['all'], '.1%')} | "
+                     f"{interval(cpu['decisions'], '.1%') if cpu else '-'} | "
+                     f"{interval(cpu['all'], '.1%') if cpu else '-'} | "
                      f"{o['records_per_run']['all']:.0f} | {o['lost_total']['all']} |")
     return lines + ["![tracing](tracing.png)", ""]
 

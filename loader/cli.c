@@ -150,6 +150,12 @@ static int filter_opt(struct vk_filter *f, int c, const char *arg, char *err)
 	return 0;
 }
 
+int vk_json_refused(void)
+{
+	return vk_usage_error("%s: --json does not apply: its output is text only",
+			      vk_cli.cmd ? vk_cli.cmd->name : "this command");
+}
+
 /* One getopt_long step; 1 if it was an option vk_getopt takes itself. */
 static int shared_opt(int c, char **argv, struct vk_opts *o)
 {
@@ -162,6 +168,10 @@ static int shared_opt(int c, char **argv, struct vk_opts *o)
 		return 1;
 	case VK_OPT_JSON:
 		vk_cli.json = true;
+		if (vk_cli.cmd && !vk_cli.cmd->json) {
+			o->status = vk_json_refused();
+			return -1;
+		}
 		return 1;
 	case 'h':
 		o->status = o->help ? o->help() : vk_help();

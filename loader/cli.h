@@ -25,6 +25,7 @@ struct vk_cmd {
 	const char *usage;
 	const char *summary;			/* one line, for `vegasctl --help` */
 	bool mutates;				/* changes state: holds the lock (env.h) */
+	bool json;				/* --json changes its output: else refused */
 };
 
 /* The global options, set wherever they appear on the command line. */
@@ -42,6 +43,8 @@ size_t vk_utf8_len(const unsigned char *s, size_t n);
 int vk_die(const char *msg);
 /* A usage error: "vegasctl: msg (see: vegasctl --help)"; returns 2. */
 int vk_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* --json given to a command whose output has one form (struct vk_cmd.json); returns 2. */
+int vk_json_refused(void);
 /* Format a message into err (VK_ERR_MAX bytes) and return -1. */
 int vk_err(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -9,22 +9,25 @@
 #include <string.h>
 #include "cli.h"
 
-#define CMD(name, summary) { #name, vk_cmd_##name, vk_usage_##name, summary, false }
-#define MUTATING(name, summary) { #name, vk_cmd_##name, vk_usage_##name, summary, true }
+/* TEXT: --json is refused, the output has one form (docs/DESIGN.md §4) */
+#define CMD(name, summary) { #name, vk_cmd_##name, vk_usage_##name, summary, false, true }
+#define MUTATING(name, summary) { #name, vk_cmd_##name, vk_usage_##name, summary, true, true }
+#define TEXT(name, summary) { #name, vk_cmd_##name, vk_usage_##name, summary, false, false }
+#define MUTATING_TEXT(name, summary) { #name, vk_cmd_##name, vk_usage_##name, summary, true, false }
 
 static const struct vk_cmd commands[] = {
 	CMD(list, "variants, defaults, presets and loaded instances"),
 	MUTATING(load, "register a controller (default name bpf_VARIANT), or upgrade one in place"),
-	MUTATING(unload, "unregister it and remove its pins"),
-	MUTATING(set, "retune a loaded controller live"),
+	MUTATING_TEXT(unload, "unregister it and remove its pins"),
+	MUTATING_TEXT(set, "retune a loaded controller live"),
 	CMD(show, "parameters and state of one instance"),
 	CMD(flows, "live connections on our controllers: baseRTT, RTT, diff, alpha, beta, cwnd, decision counters"),
 	CMD(trace, "stream per-ACK and per-RTT records (CSV by default)"),
 	MUTATING(swap, "make CC the default and move established connections onto it; swap back to roll back"),
 	CMD(features, "which kernel features vegaskit uses are here"),
 	MUTATING(apply, "bring the host to the state a configuration file declares (--dry-run: the plan)"),
-	CMD(export, "the live state as a configuration file apply reads"),
-	CMD(metrics, "every instance's counters for Prometheus: stdout, a textfile, or served on localhost"),
+	TEXT(export, "the live state as a configuration file apply reads"),
+	TEXT(metrics, "every instance's counters for Prometheus: stdout, a textfile, or served on localhost"),
 	MUTATING(reset, "back to the kernel's controllers: defaults and connections moved, all unloaded"),
 };
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -58,6 +61,8 @@ int main(int argc, char **argv)
 		if (strcmp(argv[optind], commands[i].name))
 			continue;
 		vk_cli.cmd = &commands[i];
+		if (vk_cli.json && !commands[i].json)
+			return vk_json_refused();
 		return commands[i].run(argc - optind, argv + optind);
 	}
 	return vk_usage_error("unknown command '%s'", argv[optind]);

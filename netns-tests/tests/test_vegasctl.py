@@ -172,6 +172,15 @@ def test_reals_at_their_resolution_are_taken():
 
 
 @pytest.mark.reliability("bad_input")
+@pytest.mark.parametrize("args", [["unload", "bpf_vegas"], ["set", "bpf_vegas", "alpha=1"],
+                                  ["export"], ["metrics"]])
+def test_json_is_refused_where_the_output_has_one_form(args):
+    """--json, before the command or among its options, is never silently ignored."""
+    refused("--json", *args, expect=f"{args[0]}: --json does not apply")
+    refused(*args, "--json", expect=f"{args[0]}: --json does not apply")
+
+
+@pytest.mark.reliability("bad_input")
 def test_duplicate_and_unknown_names():
     with loaded("vegas") as name:
         refused("load", "vegas", expect="already registered")

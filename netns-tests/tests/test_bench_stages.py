@@ -49,6 +49,11 @@ def test_stage_counts_calls_and_leaves_nothing_on():
     assert 0 < r["per_ack_ns"][opcost.FLOOR]["median"] < r["per_ack_ns"]["bpf_vegas"]["median"]
     assert r["per_ack_ratio_to_floor"][opcost.FLOOR]["median"] == 1.0
     assert r["per_ack_ratio_to_rtt_floor"][opcost.RTT_FLOOR]["median"] == 1.0
+    # a veth's RTT of microseconds makes decisions far more frequent than a 2 ms path's
+    veth_dec = r["decisions_per_ack"]["bpf_vegas"]["median"]
+    path_dec = r["path"]["decisions_per_ack"]["bpf_vegas"]["median"]
+    assert veth_dec > 3 * path_dec > 0, (veth_dec, path_dec)
+    assert set(r["decision_ns"]) == set(r["ack_ns_without_decision"]) == {"bpf_vegas"}
     assert not stats_on()
     assert not set(opcost.FLOORS) & set(available_cc())
 

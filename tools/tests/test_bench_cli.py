@@ -44,6 +44,10 @@ def synthetic() -> dict:
     """A bench.json of every stage in the shapes the stages return (bench/*.py)."""
     ccs = ["bpf_vegas", "bpf_vegas_a", "vk_reno_min", "vk_reno_rtt"]
     per_ack = {cc: _s(40 + 20 * i) for i, cc in enumerate(ccs)}
+    oc = {"per_call_ns": {cc: {"cong_avoid": _s(30), "pkts_acked": _s(20)} for cc in ccs},
+          "per_ack_ns": per_ack, "decisions_per_ack": {cc: _s(0.25) for cc in ccs[:2]},
+          "per_ack_ratio_to_floor": {cc: _s(1.5) for cc in ccs},
+          "per_ack_ratio_to_rtt_floor": {cc: _s(1.2) for cc in ccs}}
     trace = {"gbit_s": {m: _s(5) for m in ("off", "decisions", "all")},
              "cost": {m: _s(0.05) for m in ("decisions", "all")},
              "cpu_cost": {m: _s(0.04) for m in ("decisions", "all")},
@@ -53,10 +57,9 @@ def synthetic() -> dict:
     err = {r: {q: _s(50) for q in ("p50", "p99", "max")} for r in rates}
     return {
         "opcost": {"floor": "vk_reno_min", "rtt_floor": "vk_reno_rtt", "rounds": 6, "seconds": 4,
-                   "per_call_ns": {cc: {"cong_avoid": _s(30), "pkts_acked": _s(20)} for cc in ccs},
-                   "per_ack_ns": per_ack,
-                   "per_ack_ratio_to_floor": {cc: _s(1.5) for cc in ccs},
-                   "per_ack_ratio_to_rtt_floor": {cc: _s(1.2) for cc in ccs}},
+                   **oc, "path": {"delay_ms": 2, **oc},
+                   "ack_ns_without_decision": {cc: _s(60) for cc in ccs[:2]},
+                   "decision_ns": {cc: _s(150) for cc in ccs[:2]}},
         "overhead": {"rounds": 6, "seconds": 4, "cpu_s_per_gb": {"bpf_vegas": _s(0.3)},
                      "gbit_s": {"bpf_vegas": _s(6)}, "ratio_to_reno": {"bpf_vegas": _s(1.01)},
                      "ratio_to_cubic": {"bpf_vegas": _s(1.0)}},
@@ -83,6 +86,8 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     for name in bench.STAGES:
         assert f"![{name}]({name}.png)" in text
     assert "| 10 Mbit/s | 50 [45, 55] |" in text
+    assert "| bpf_vegas | 60 [54, 66] | 150 [135, 165] |" in text     # the split of per ACK
+    assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision
     written = plots.write(r, tmp_path)
     assert sorted(p.name for p in written) == sorted(f"{n}.png" for n in bench.STAGES)
     for p in written:

@@ -26,10 +26,17 @@ def _bars(ax, labels: list[str], xs: list[dict], color: str = "tab:blue") -> Non
 def opcost(c: dict, out: Path) -> None:
     ccs = list(c["per_ack_ns"])
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    _bars(ax, ccs, [c["per_ack_ns"][cc] for cc in ccs])
-    for cc, style in ((c["floor"], "--"), (c["rtt_floor"], ":")):
-        if cc in c["per_ack_ns"]:
-            ax.axhline(c["per_ack_ns"][cc]["median"], ls=style, color="k", lw=1, label=cc)
+    runs = [("veth", c, "tab:blue")]
+    if "path" in c:
+        runs.append((f"{c['path']['delay_ms']:g} ms path", c["path"], "tab:green"))
+    width = 0.8 / len(runs)
+    for i, (name, d, color) in enumerate(runs):
+        xs = [d["per_ack_ns"][cc] for cc in ccs]
+        med = [x["median"] for x in xs]
+        err = [[m - x["low"] for m, x in zip(med, xs)], [x["high"] - m for m, x in zip(med, xs)]]
+        ax.bar([j + (i - (len(runs) - 1) / 2) * width for j in range(len(ccs))], med,
+               width=width, yerr=err, capsize=3, color=color, label=name)
+    ax.set_xticks(range(len(ccs)), ccs, rotation=20)
     ax.set_ylabel("BPF ns per ACK")
     ax.set_title("Cost per ACK, all struct_ops programs (kernel BPF statistics)")
     ax.legend(fontsize=8)

@@ -42,27 +42,50 @@ def interval(x: dict, fmt: str = ".0f") -> str:
     return f"{x['median']:{fmt}} [{x['low']:{fmt}}, {x['high']:{fmt}}]"
 
 
-def opcost_section(c: dict) -> list[str]:
+def opcost_table(c: dict) -> list[str]:
+    """Per ACK, ratios, ACKs per decision and per call, one row per controller."""
     ops = sorted({op for per in c["per_call_ns"].values() for op in per})
+    dec = c.get("decisions_per_ack", {})
+    lines = ["| controller | ns per ACK | per ACK vs floor | vs RTT floor | ACKs per decision | " +
+             " | ".join(ops) + " |", "|---|---|---|---|---|" + "---|" * len(ops)]
+    for cc, per in c["per_call_ns"].items():
+        cells = [interval(per[op]) if op in per else "-" for op in ops]
+        d = dec.get(cc)
+        per_dec = (f"{1 / d['median']:.1f} [{1 / d['high']:.1f}, {1 / d['low']:.1f}]"
+                   if d and d["low"] > 0 else "-")
+        lines.append(f"| {cc} | {interval(c['per_ack_ns'][cc])} | "
+                     f"{interval(c['per_ack_ratio_to_floor'][cc], '.2f')} | "
+                     f"{interval(c['per_ack_ratio_to_rtt_floor'][cc], '.2f')} | {per_dec} | " +
+                     " | ".join(cells) + " |")
+    return lines
+
+
+def opcost_section(c: dict) -> list[str]:
     lines = ["## Cost per call (kernel BPF statistics)", "",
-             f"Method: {c['rounds']} rounds of one {c['seconds']:g} s full-speed veth flow per "
+             f"Method: {c['rounds']} rounds of one {c['seconds']:g} s full-speed flow per "
              "controller, order reversed every other round; run_time_ns / run_cnt of each "
              "struct_ops program around the flow (BPF_ENABLE_STATS, on only during the stage). "
              f"The floor is {c['floor']}, Reno through the kernel's kfuncs; {c['rtt_floor']} "
              "adds the per-ACK minimum RTT (pkts_acked) every delay-based controller needs, "
              "so the second ratio leaves out the fixed cost of that second call per ACK. "
-             "Per ACK: all ops' run time over the ACKs the sender received; the ratios are "
-             "taken within each round. Median [95% interval of the median; with few rounds, "
-             "min and max].", "",
-             "| controller | ns per ACK | per ACK vs floor | vs RTT floor | " +
-             " | ".join(ops) + " |",
-             "|---|---|---|---|" + "---|" * len(ops)]
-    for cc, per in c["per_call_ns"].items():
-        cells = [interval(per[op]) if op in per else "-" for op in ops]
-        lines.append(f"| {cc} | {interval(c['per_ack_ns'][cc])} | "
-                     f"{interval(c['per_ack_ratio_to_floor'][cc], '.2f')} | "
-                     f"{interval(c['per_ack_ratio_to_rtt_floor'][cc], '.2f')} | " +
-                     " | ".join(cells) + " |")
+             "Per ACK: all ops' run time over the ACKs the sender received; ACKs per decision "
+             "from each instance's counters; the ratios are taken within each round. Median "
+             "[95% interval of the median; with few rounds, min and max].", "",
+             "Over a veth (RTT of tens of microseconds: a decision every few ACKs, the worst "
+             "case):", "", *opcost_table(c), ""]
+    if "path" in c:
+        lines += [f"Over an emulated {c['path']['delay_ms']:g} ms path, unlimited rate (a "
+                  "decision once in many ACKs, as on a live host's paths):", "",
+                  *opcost_table(c["path"]), ""]
+    if c.get("decision_ns"):
+        lines += ["From the two paths, round by round, per ACK = a + b x (decisions per ACK): "
+                  "a, an ACK without a decision; b, one decision.", "",
+                  "| controller | ns per ACK without a decision | ns per decision |",
+                  "|---|---|---|"]
+        for cc, b in c["decision_ns"].items():
+            lines.append(f"| {cc} | {interval(c['ack_ns_without_decision'][cc])} | "
+                         f"{interval(b)} |")
+        lines.append("")
     return lines + ["![opcost](opcost.png)", ""]
 
 

@@ -34,8 +34,15 @@ from vegaskit.analysis.model_inputs import MSS, measure
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 
-FAMILIES = {"linux": ["model_validation", "model_validation_cross"],
-            "fast": ["model_validation_fast"], "spare": ["model_validation_spare"]}
+# The papers' arithmetic: seed 001 validated its model on ns-2's Vegas agent (section 4),
+# whose diff is equation (1)'s backlog, W (RTT - baseRTT) / RTT, from the round's average RTT;
+# Linux's diff divides by baseRTT instead, RTT / baseRTT times larger (docs/DESIGN.md §8).
+AGENT = "vegas --preset samios loss_cut=4 semantics=paper"
+# family: [(scenario, the Vegas controller's spec in place of the scenario's, or None)]
+FAMILIES = {"linux": [("model_validation", None), ("model_validation_cross", None)],
+            "fast": [("model_validation_fast", None)], "spare": [("model_validation_spare", None)],
+            "agent": [("model_validation", AGENT), ("model_validation_cross", AGENT)]}
+VEGAS_CC = "vk_model"                   # the Vegas flow's controller in every Vegas scenario
 RENO = "model_validation_reno"
 WMAX = 6 * 1024 * 1024 / MSS
 RTO_MIN = 0.2
@@ -66,14 +73,23 @@ def reno_row(m: dict) -> dict:
     return {**m, "model_pps": pred, "error": pred / m["sent_pps"] - 1}
 
 
-def rundirs(s: Scenario, profile: str, src: Path, run: bool):
-    """Every (run, rep) directory of a scenario, running it first unless re-analysing."""
+def label(s: Scenario, spec: str | None) -> str:
+    """A scenario's name in the report and its runs' directory: +agent with AGENT."""
+    return s.name + ("+agent" if spec == AGENT else "")
+
+
+def rundirs(s: Scenario, profile: str, src: Path, run: bool, spec: str | None = None):
+    """Every (run, rep) directory of a scenario, running it first unless re-analysing;
+    with spec, the Vegas flow runs on that controller instead of the scenario's."""
     for name in s.profile_runs(profile):
         for rep in range(s.reps(profile)):
-            d = src / s.name / name / f"rep{rep}"
+            d = src / label(s, spec) / name / f"rep{rep}"
             if run:
-                print(f"== {s.name} / {name} rep {rep}", flush=True)
-                runner.execute(s.run(name, profile, rep), d, plots=rep == 0)
+                print(f"== {label(s, spec)} / {name} rep {rep}", flush=True)
+                r = s.run(name, profile, rep)
+                if spec:
+                    r.controllers = {**r.controllers, VEGAS_CC: spec}
+                runner.execute(r, d, plots=rep == 0)
             if (d / "summary.json").exists():
                 yield d
 
@@ -216,7 +232,36 @@ def report(families: dict[str, list[dict]], reno: list[dict], profile: str) -> s
                        ("spare", "6. Retransmissions never lost")):
         L += ["", f"## {title}", ""]
         L += _point_table(families[fam]) if families.get(fam) else ["Not run in this profile."]
+    L += ["", "## 7. The papers' arithmetic: ns-2's Vegas agent", "",
+          "Seed 001 validated its model on ns-2's Vegas agent (section 4), whose diff is "
+          "equation (1), the backlog W (RTT - baseRTT) / RTT, from the round's average RTT. "
+          "The Vegas of sections 1-6 computes Linux's diff, W (RTT - baseRTT) / baseRTT, which "
+          "is RTT / baseRTT times larger: with the same thresholds it holds a window baseRTT / "
+          "RTT times as large as the model's W0 of (5) assumes. The same scenarios with "
+          f"`{AGENT}` (family `agent`) show how much of the error that is.", ""]
+    L += (_point_table(families["agent"]) + [""] + _arith_table(linux, families["agent"])
+          if families.get("agent") else ["Not run in this profile."])
     return "\n".join(L) + "\n"
+
+
+def _arith_table(linux: list[dict], agent: list[dict]) -> list[str]:
+    """Per point, the error with Linux's diff beside the error with the agent's."""
+    by_agent = {pt.replace("+agent", ""): rs for pt, rs in _by_point(agent).items()}
+    L = ["| point | R / baseRTT | error, Linux's diff | error, the agent's | window held: Linux's "
+         "| the agent's |", "|---|---|---|---|---|---|"]
+    for pt, rs in _by_point(linux).items():
+        ag = by_agent.get(pt)
+        if not ag:
+            continue
+        ratio = _med(rs, "R_s") / _med(rs, "base_rtt_s")
+        held = [f"{statistics.median(w):.1f}" if w else "n/a"
+                for w in (_known(rs, "cwnd_mean"), _known(ag, "cwnd_mean"))]
+        L.append(f"| {pt} | {ratio:.2f} | {_spread(rs, 'error')} | {_spread(ag, 'error')} | "
+                 f"{held[0]} | {held[1]} |")
+    inside = [r for r in agent if r["in_domain"]]
+    return L + ["", f"With the agent's arithmetic: average absolute error {_mean_abs(agent)} over "
+                f"{len(agent)} runs; inside the domain {_mean_abs(inside)} over {len(inside)} "
+                f"(worst {_worst(inside)})."]
 
 
 def plot(rows: list[dict], out: Path) -> None:
@@ -250,12 +295,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="full")
     ap.add_argument("--out", type=Path, default=paths.RESULTS / "model-validation")
     ap.add_argument("--from", dest="src", type=Path, help="analyse finished runs in this directory")
+    ap.add_argument("--family", action="append", choices=[*FAMILIES, "reno"],
+                    help="run only this family (repeatable); the others' finished runs are "
+                    "analysed as they are")
     a = ap.parse_args(argv)
+    if a.src and a.family:
+        ap.error("--from runs nothing: --family does not apply")
     src = a.src or a.out / "runs" / a.profile
-    family_of = {n: fam for fam, names in FAMILIES.items() for n in names}
+    plan = [(fam, n, spec) for fam, members in FAMILIES.items() for n, spec in members] + \
+        [("reno", RENO, None)]
     try:
-        scenarios = [Scenario.load(paths.SCENARIOS / f"{n}.toml") for n in [*family_of, RENO]]
-        for s in scenarios:
+        loaded = {n: Scenario.load(paths.SCENARIOS / f"{n}.toml") for _, n, _ in plan}
+        for s in loaded.values():
             if a.profile not in s.profiles:
                 raise ScenarioError(f"{s.name}: no profile '{a.profile}' ({', '.join(s.profiles)})")
     except ScenarioError as e:
@@ -267,14 +318,15 @@ def main(argv: list[str] | None = None) -> int:
     families: dict[str, list[dict]] = {fam: [] for fam in FAMILIES}
     reno: list[dict] = []
     try:
-        for s in scenarios:
-            for d in rundirs(s, a.profile, src, run=not a.src):
+        for fam, n, spec in plan:
+            s, run = loaded[n], not a.src and (not a.family or fam in a.family)
+            for d in rundirs(s, a.profile, src, run, spec):
                 m = measure(d)
-                if s.name == RENO:
+                m["run"] = f"{label(s, spec)}/{m['run'].split('/', 1)[1]}"
+                if fam == "reno":
                     reno.append(reno_row(m))
                 else:
-                    families[family_of[s.name]].append({**vegas_row(m),
-                                                        "family": family_of[s.name]})
+                    families[fam].append({**vegas_row(m), "family": fam})
     except RuntimeError as e:           # a controller or tool refused: its reason, one line
         print(f"model_validation: {e}", file=sys.stderr)
         return 1

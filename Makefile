@@ -152,7 +152,8 @@ concurrency: deps all
 
 # The Samios-Vernon model against our own flows (seed 001, section 4).
 model-validation: deps all
-	$(PY) -m vegaskit.cli.model_validation --profile $(PROFILE)
+	$(PY) -m vegaskit.cli.model_validation --profile $(PROFILE) \
+		$(foreach f,$(FAMILIES),--family $(f))
 
 # Speed: per-call cost, CPU per GB vs reno/cubic, tracing cost, emulator, swap time, flows.
 # BENCH_ROUNDS=N, BENCH_SECONDS=S; STAGES="swap flows" reruns only those stages.

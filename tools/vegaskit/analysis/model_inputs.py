@@ -69,6 +69,9 @@ def measure(rundir: Path) -> dict:
     else:
         base = min(int(r["rtt_us"]) for r in flows if r["rtt_us"]) / 1e6
     if len(sm["flows"]) == 1:
+        if not (rundir / "queue.csv").exists():     # its size keeps it out of git
+            raise RuntimeError(f"{rundir}: no queue.csv, which p is counted from (it is not "
+                               "kept in git): analyse the tree the runs were made in, or rerun")
         queue = [r for r in read_csv(rundir / "queue.csv") if half <= float(r["t_s"]) <= end]
         losses = [float(r["t_s"]) for r in queue if r["event"] in ("drop", "loss")]
         sent = sum(1 for r in queue if r["event"] in ("enq", "drop", "loss"))

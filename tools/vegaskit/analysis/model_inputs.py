@@ -70,8 +70,8 @@ def measure(rundir: Path) -> dict:
         base = min(int(r["rtt_us"]) for r in flows if r["rtt_us"]) / 1e6
     if len(sm["flows"]) == 1:
         if not (rundir / "queue.csv").exists():     # its size keeps it out of git
-            raise RuntimeError(f"{rundir}: no queue.csv, which p is counted from (it is not "
-                               "kept in git): analyse the tree the runs were made in, or rerun")
+            raise RuntimeError(f"{rundir}: neither queue.csv, which p is counted from, nor "
+                               f"{KEPT}: analyse the tree the runs were made in, or rerun")
         queue = [r for r in read_csv(rundir / "queue.csv") if half <= float(r["t_s"]) <= end]
         losses = [float(r["t_s"]) for r in queue if r["event"] in ("drop", "loss")]
         sent = sum(1 for r in queue if r["event"] in ("enq", "drop", "loss"))
@@ -88,6 +88,25 @@ def measure(rundir: Path) -> dict:
             # trace times are CLOCK_MONOTONIC, the run's files count from t0_monotonic
             **_controller_view(decisions, sm["t0_monotonic"], half, R),
             **_kernel_view(sm["flows"][0])}
+
+
+KEPT = "inputs.json"
+
+
+def keep(rundir: Path) -> dict:
+    """Measure a run and keep the result beside it (KEPT): queue.csv, which p is counted
+    from, is too large for git, so a clean checkout re-analyses from what is kept."""
+    m = measure(rundir)
+    (rundir / KEPT).write_text(json.dumps(m, indent=1) + "\n")
+    return m
+
+
+def measured(rundir: Path) -> dict:
+    """The run's inputs: measured afresh where its queue.csv is, else as kept when it ran."""
+    kept = rundir / KEPT
+    if kept.exists() and not (rundir / "queue.csv").exists():
+        return json.loads(kept.read_text())
+    return measure(rundir)
 
 
 def _kernel_view(flow: dict) -> dict:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from vegaskit import paths
 from vegaskit.analysis import model, model_sim, pftk, plots
-from vegaskit.analysis.model_inputs import MSS, measure
+from vegaskit.analysis.model_inputs import MSS, keep, measured
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 
@@ -93,6 +93,7 @@ def rundirs(s: Scenario, profile: str, src: Path, run: bool, spec: str | None = 
                 if spec:
                     r.controllers = {**r.controllers, VEGAS_CC: spec}
                 runner.execute(r, d, plots=rep == 0)
+                keep(d)
             if (d / "summary.json").exists():
                 yield d
 
@@ -324,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         for fam, n, spec in plan:
             s, run = loaded[n], not a.src and (not a.family or fam in a.family)
             for d in rundirs(s, a.profile, src, run, spec):
-                m = measure(d)
+                m = measured(d)
                 m["run"] = f"{label(s, spec)}/{m['run'].split('/', 1)[1]}"
                 if fam == "reno":
                     reno.append(reno_row(m))

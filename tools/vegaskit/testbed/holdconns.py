@@ -51,7 +51,11 @@ def client(addr: str, ports: list[int], conns: int, cc: str | None) -> list[sock
     for i in range(conns):
         s = socket.socket()
         if cc:
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+            try:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+            except FileNotFoundError:   # ENOENT: no controller of that name is registered
+                raise SystemExit(f"holdconns: congestion control '{cc}' is not registered "
+                                 "(net.ipv4.tcp_available_congestion_control)") from None
         s.setblocking(False)
         s.connect_ex((addr, ports[i % len(ports)]))
         pending.append(s)

@@ -57,7 +57,8 @@ def _run_tables(summaries: list[dict]) -> list[str]:
     for sm in summaries:
         by_run.setdefault(sm["run"], []).append(sm)
     out = ["| run | flow | cc | start (s) | lifetime mean (bit/s) | second half (bit/s) | "
-           "retx | completion (s) | RTT p95 (ms) |", "|---|---|---|---|---|---|---|---|---|"]
+           "retx | completion (s) | RTT min (ms) | RTT p95 (ms) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for run, sms in by_run.items():
         for i, fl in enumerate(sms[0]["flows"]):
             col = lambda k: figures.summarise([sm["flows"][i][k] for sm in sms])  # noqa: E731
@@ -65,6 +66,7 @@ def _run_tables(summaries: list[dict]) -> list[str]:
                        f"{interval(col('avg_bps'))} | {interval(col('second_half_bps'))} | "
                        f"{num(_med(sm['flows'][i]['retransmits'] for sm in sms))} | "
                        f"{interval(col('completion_s')) if fl['completion_s'] is not None else '-'} | "
+                       f"{interval(col('rtt_min_ms')) if fl.get('rtt_min_ms') is not None else '-'} | "
                        f"{num(_med(sm['flows'][i]['rtt_p95_ms'] for sm in sms))} |")
     out += ["", "| run | Jain, lifetime | Jain, 2nd half | inter-protocol ratio, lifetime | "
             "utilisation | deepest queue: link, mean, p95 (pkts), delay p95 (ms) | "
@@ -141,7 +143,10 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     out += ["", "The deepest queue is the forward queue with the largest mean over the run, "
             "whichever link holds it (a queue builds where a path's rate is lowest, which with "
             "equal rates can be an access link). Its delay is the p95 in packets at that "
-            "link's rate.",
+            "link's rate. RTT min is the smallest of a flow's smoothed RTTs (the sender's "
+            "tcp_info, once an interval of flows.csv) over its life: no smaller than the "
+            "baseRTT a delay-based flow learned, and above the path's when the flow started "
+            "behind a standing queue.",
             "", "Per run and repetition: `flows.csv`, `summary.json`, `throughput.png`, "
             "`queue.png`, and for our controllers (one run at a time only) `trace.csv` and "
             "`trace.png`, in the run's directory beside this file; the per-packet `queue.csv` "

@@ -293,6 +293,29 @@ def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
     return summary
 
 
+def rtt_min_ms(rtts_ms: list[float]) -> float | None:
+    """A flow's smallest smoothed RTT over its life, one sample per interval: an upper
+    bound on the baseRTT a delay-based flow learned (a flow that starts behind a
+    standing queue never sees less, seed 000 section II)."""
+    return round(min(rtts_ms), 3) if rtts_ms else None
+
+
+def fill_rtt_min(summary: dict, rundir: Path) -> bool:
+    """Give a summary written before rtt_min_ms existed that figure, from the run's own
+    flows.csv; True when it changed."""
+    flows = summary["flows"]
+    if all("rtt_min_ms" in fl for fl in flows) or not (rundir / "flows.csv").exists():
+        return False
+    rtts: dict[int, list[float]] = {}
+    with open(rundir / "flows.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["rtt_us"] and float(row["rtt_us"]) > 0:
+                rtts.setdefault(int(row["flow"]), []).append(float(row["rtt_us"]) / 1000)
+    for fl in flows:
+        fl["rtt_min_ms"] = rtt_min_ms(rtts.get(fl["flow"], []))
+    return True
+
+
 def ca_per_flow(flows: list[dict], ca: list[tuple]) -> None:
     """Into each flow: its sender's time in each congestion state over the flow's second
     half, the time-outs (entries into Loss) there, and the retransmitted segments the
@@ -370,6 +393,7 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
             "retransmits": r.retransmits,
             "completion_s": round(r.seconds, 3) if f.bytes else None,
             "rtt_p95_ms": round(metrics.percentile(rtts, 95), 3) if rtts else None,
+            "rtt_min_ms": rtt_min_ms(rtts),
             "cwnd_median_kb": round(metrics.percentile(cwnds, 50) / 1000, 1) if cwnds else None,
         })
     shares = [fl["second_half_bps"] for fl in flows]

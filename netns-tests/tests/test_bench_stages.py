@@ -53,7 +53,8 @@ def test_stage_counts_calls_and_leaves_nothing_on():
     veth_dec = r["decisions_per_ack"]["bpf_vegas"]["median"]
     path_dec = r["path"]["decisions_per_ack"]["bpf_vegas"]["median"]
     assert veth_dec > 3 * path_dec > 0, (veth_dec, path_dec)
-    assert set(r["decision_ns"]) == set(r["ack_ns_without_decision"]) == {"bpf_vegas"}
+    assert set(r["decision_ns"]) == set(r["ack_ns_above_rtt_floor"]) == {"bpf_vegas"}
+    assert r["rtt_floor_path_shift"]["n"] == 2
     assert not stats_on()
     assert not set(opcost.FLOORS) & set(available_cc())
 

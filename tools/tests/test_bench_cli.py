@@ -58,8 +58,9 @@ def synthetic() -> dict:
     return {
         "opcost": {"floor": "vk_reno_min", "rtt_floor": "vk_reno_rtt", "rounds": 6, "seconds": 4,
                    **oc, "path": {"delay_ms": 2, **oc},
-                   "ack_ns_without_decision": {cc: _s(60) for cc in ccs[:2]},
-                   "decision_ns": {cc: _s(150) for cc in ccs[:2]}},
+                   "ack_ns_above_rtt_floor": {cc: _s(20) for cc in ccs[:2]},
+                   "decision_ns": {cc: _s(150) for cc in ccs[:2]},
+                   "rtt_floor_path_shift": _s(0.03)},
         "overhead": {"rounds": 6, "seconds": 4, "cpu_s_per_gb": {"bpf_vegas": _s(0.3)},
                      "gbit_s": {"bpf_vegas": _s(6)}, "ratio_to_reno": {"bpf_vegas": _s(1.01)},
                      "ratio_to_cubic": {"bpf_vegas": _s(1.0)}},
@@ -86,9 +87,15 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     for name in bench.STAGES:
         assert f"![{name}]({name}.png)" in text
     assert "| 10 Mbit/s | 50 [45, 55] |" in text
-    assert "| bpf_vegas | 60 [54, 66] | 150 [135, 165] |" in text     # the split of per ACK
+    assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text     # the split of per ACK
+    assert "costs +3.0 [+2.7, +3.3]% per ACK on the emulated path" in text   # its check
     assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision
     written = plots.write(r, tmp_path)
     assert sorted(p.name for p in written) == sorted(f"{n}.png" for n in bench.STAGES)
     for p in written:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
+
+
+def test_a_stage_named_twice_runs_once_in_the_benchs_order():
+    assert bench.parse(["--stage", "swap", "--stage", "opcost", "--stage", "swap"]).stages == \
+        ["opcost", "swap"]

@@ -45,7 +45,11 @@ def one_way(lab: Lab, p, pps: float, seconds: float) -> dict:
     rx = probe_recv(lab, p.b, PORT, idle=1.0, max_wait=seconds + 30)
     tx = probe_send(lab, p.a, p.addr_b, PORT, count, pps, PAYLOAD)
     probe_result(tx, seconds + 30)
-    return probe_result(rx, seconds + 35)
+    got = probe_result(rx, seconds + 35)
+    if None in got["kernel_ns"]:
+        raise RuntimeError(f"{got['kernel_ns'].count(None)} of {len(got['seq'])} datagrams "
+                           "came without the kernel's arrival time (SO_TIMESTAMPNS)")
+    return got
 
 
 def emulator_error_us(r: dict, rate: int, arrival: str = "kernel_ns") -> list[float]:

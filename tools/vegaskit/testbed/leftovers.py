@@ -73,7 +73,7 @@ def claim_slot(slots: int, in_use=lambda n: False) -> tuple[int, int]:
     """The lowest job slot (1..slots) no live process holds on this host and
     in_use(n) does not call taken, and the descriptor whose lock holds it: close
     it to give the slot back."""
-    LEDGER_DIR.mkdir(parents=True, exist_ok=True)
+    LEDGER_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
     for n in range(1, slots + 1):
         if in_use(n):
             continue
@@ -83,6 +83,9 @@ def claim_slot(slots: int, in_use=lambda n: False) -> tuple[int, int]:
         except BlockingIOError:
             os.close(fd)
             continue
+        except BaseException:
+            os.close(fd)
+            raise
         return n, fd
     raise RuntimeError(f"all {slots} job slots of this host are taken by other runs")
 

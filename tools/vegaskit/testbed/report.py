@@ -62,11 +62,13 @@ def _run_tables(summaries: list[dict]) -> list[str]:
     for run, sms in by_run.items():
         for i, fl in enumerate(sms[0]["flows"]):
             col = lambda k: figures.summarise([sm["flows"][i][k] for sm in sms])  # noqa: E731
+            known = all(sm["flows"][i].get("rtt_min_ms") is not None for sm in sms)
+            rtt_min = interval(col("rtt_min_ms")) if known else "-"   # older runs: none
             out.append(f"| {run} | {fl['label']} | {fl['cc']} | {num(_med(sm['flows'][i]['start_s'] for sm in sms))} | "
                        f"{interval(col('avg_bps'))} | {interval(col('second_half_bps'))} | "
                        f"{num(_med(sm['flows'][i]['retransmits'] for sm in sms))} | "
                        f"{interval(col('completion_s')) if fl['completion_s'] is not None else '-'} | "
-                       f"{interval(col('rtt_min_ms')) if fl.get('rtt_min_ms') is not None else '-'} | "
+                       f"{rtt_min} | "
                        f"{num(_med(sm['flows'][i]['rtt_p95_ms'] for sm in sms))} |")
     out += ["", "| run | Jain, lifetime | Jain, 2nd half | inter-protocol ratio, lifetime | "
             "utilisation | deepest queue: link, mean, p95 (pkts), delay p95 (ms) | "

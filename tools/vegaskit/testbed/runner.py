@@ -309,7 +309,7 @@ def fill_rtt_min(summary: dict, rundir: Path) -> bool:
     rtts: dict[int, list[float]] = {}
     with open(rundir / "flows.csv", newline="") as fh:
         for row in csv.DictReader(fh):
-            if row["rtt_us"] and float(row["rtt_us"]) > 0:
+            if row.get("rtt_us") and float(row["rtt_us"]) > 0:
                 rtts.setdefault(int(row["flow"]), []).append(float(row["rtt_us"]) / 1000)
     for fl in flows:
         fl["rtt_min_ms"] = rtt_min_ms(rtts.get(fl["flow"], []))

@@ -11,7 +11,7 @@ one-way delay.
         {"seq": [...], "send_ns": [...], "recv_ns": [...], "kernel_ns": [...]}
         in arrival order; recv_ns is when this process got the datagram,
         kernel_ns when the receiving stack did (SO_TIMESTAMPNS, moved from
-        CLOCK_REALTIME to CLOCK_MONOTONIC), free of this process's wake-up
+        CLOCK_REALTIME to CLOCK_MONOTONIC; null if none came), free of this process's wake-up
     udpprobe.py send --to ADDR:PORT --count N --pps R [--size B]
         prints {"sent": N, "start_ns": ..., "end_ns": ...}
 """
@@ -54,8 +54,10 @@ def recv(args) -> None:
         except socket.timeout:
             break
         now = time.monotonic_ns()
-        real_minus_mono = time.time_ns() - now
-        stamp = now
+        # the clocks' offset between two monotonic reads, at their midpoint: one read
+        # each side would count the time between them into every stamp
+        real_minus_mono = time.time_ns() - (now + time.monotonic_ns()) // 2
+        stamp = None                    # no SO_TIMESTAMPNS with it: said, not guessed
         for level, kind, raw in anc:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(raw) >= 16:
                 sec, nsec = TIMESPEC.unpack_from(raw)

@@ -254,7 +254,9 @@ def report(families: dict[str, list[dict]], reno: list[dict], profile: str) -> s
           "RTT times as large as the model's W0 of (5) assumes. The same scenarios with "
           f"`{AGENT}` added to the Vegas controller (family `agent`) show how much of the "
           "error that is.", ""]
-    L += (_point_table(families["agent"]) + [""] + _arith_table(linux, families["agent"])
+    L += (_point_table(families["agent"]) + [""] + _arith_table(linux, families["agent"]) +
+          ["", "Attribution of these runs, as in section 3:", ""] +
+          _attribution_table(families["agent"])
           if families.get("agent") else ["Not run in this profile."])
     return "\n".join(L) + "\n"
 

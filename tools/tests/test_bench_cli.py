@@ -99,3 +99,27 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
 def test_a_stage_named_twice_runs_once_in_the_benchs_order():
     assert bench.parse(["--stage", "swap", "--stage", "opcost", "--stage", "swap"]).stages == \
         ["opcost", "swap"]
+
+
+def test_the_split_is_withheld_when_the_floor_moves_between_paths():
+    r = synthetic()
+    r["opcost"]["rtt_floor_path_shift"] = _s(1.33)
+    text = bench.report(r)
+    assert "costs +133.0 [+119.7, +146.3]% per ACK on the emulated path" in text
+    assert "cannot be told apart from these two paths" in text
+    assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" not in text
+
+
+def test_a_stopped_runs_finished_stages_count_as_figures(tmp_path, monkeypatch, capsys):
+    """bench.json holds only some stages, bench.partial.json the others: a --stage run
+    of what neither holds gets past the check (and then needs root, refused here)."""
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "bench.json").write_text(json.dumps({"swap": {"x": 1}}))
+    (tmp_path / "bench" / "bench.partial.json").write_text(json.dumps(
+        {k: {"x": 1} for k in ("opcost", "overhead", "tracing", "linkemu")}))
+    monkeypatch.setattr(bench, "OURS", ["bpf_vegas"])
+    monkeypatch.setattr(bench.Path, "read_text", lambda self: (
+        "reno bpf_vegas" if "tcp_available" in str(self) else open(self).read()))
+    assert bench.main(["--stage", "flows"]) == 1       # past the check: refused as busy
+    assert "already loaded" in capsys.readouterr().err

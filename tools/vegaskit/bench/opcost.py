@@ -17,7 +17,7 @@ rounds.
 
 On a veth the RTT is tens of microseconds, so our controllers decide every few
 ACKs: the worst case. The same is measured again over an emulated 2 ms path,
-where a decision comes once in a hundred ACKs or more, as on a live host's
+where decisions are rarer (measured: one in 8 to 20 ACKs), as on a live host's
 paths; the two paths alternate within each round. ACKs per decision come from
 each instance's own counters; from the two paths, round by round, the cost per
 ACK above the RTT floor = a + b x (decisions per ACK) gives an ACK's cost above
@@ -151,7 +151,7 @@ def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> di
             port_v, port_p = 6400, 6600
             # the two paths alternate within each round, so the split pairs measurements
             # minutes apart at most; on the emulated 2 ms path, unlimited rate, one
-            # decision per RTT is one in a hundred or more ACKs, as on a live host's paths
+            # decision per RTT is rarer per ACK, as on a live host's paths
             for rnd in range(rounds):
                 port_v = measure_round(veth, lv, pv, ccs, rnd, seconds, port_v)
                 port_p = measure_round(path, lp, pp, ccs, rnd, seconds, port_p)

@@ -9,12 +9,15 @@ established connections to the other controller and back (`vegasctl swap
 own move_ms (the iterator walk with its setsockopt calls), a median with its
 interval (both directions pooled). Also: failures (must be 0), vegasctl's peak
 memory (wait4's rusage of that child), and the kernel's slab growth per
-connection held, host-wide (it includes the two holding processes' own).
+connection held, host-wide (it includes the holding processes' own). The
+connections are split over as many holder pairs as the file limit needs: root
+without CAP_SYS_RESOURCE (a container) cannot raise it above its hard ceiling.
 """
 from __future__ import annotations
 
 import json
 import os
+import resource
 import select
 import subprocess
 import sys
@@ -76,23 +79,34 @@ def swap(ns: str, target: str) -> tuple[dict, int]:
     return json.loads(out), usage.ru_maxrss
 
 
+def per_holder() -> int:
+    """Sockets one holdconns process may hold: its file limit's hard ceiling, which root
+    may raise only with CAP_SYS_RESOURCE (a container may lack it), less some spare."""
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[1] - 256
+
+
 def one_size(conns: int, rounds: int) -> dict:
     times, failed, moved, rss = [], 0, [], 0
+    n_holders = -(-conns // per_holder())
     with Lab() as lab:
         p = veth_pair(lab)
         for ns in (p.a, p.b):
             ns.sysctl("net.ipv4.ip_local_port_range", "1024 65535")
             ns.sysctl("net.core.somaxconn", 4096)
-        ports = ",".join(str(7500 + i) for i in range(max(1, -(-conns // 60000))))
-        slab0 = slab_kb()
-        srv = lab.spawn(p.b, [sys.executable, "-m", "vegaskit.testbed.holdconns", "server",
-                              "--ports", ports, "--conns", str(conns)], stdin=subprocess.PIPE)
-        line(srv, 30, "listening")
-        cli = lab.spawn(p.a, [sys.executable, "-m", "vegaskit.testbed.holdconns", "client",
-                              "--addr", p.addr_b, "--ports", ports, "--conns", str(conns),
-                              "--cc", PAIR[0]], stdin=subprocess.PIPE)
-        for proc in (cli, srv):
-            line(proc, 120 + conns / 500, f"ready {conns}")   # 100,000: about 5 minutes at most
+        slab0, procs, port = slab_kb(), [], 7500
+        for h in range(n_holders):      # pairs of holders, each within the file limit
+            share = conns // n_holders + (h < conns % n_holders)
+            ports = ",".join(str(port + i) for i in range(max(1, -(-share // 60000))))
+            port += 16
+            srv = lab.spawn(p.b, [sys.executable, "-m", "vegaskit.testbed.holdconns", "server",
+                                  "--ports", ports, "--conns", str(share)], stdin=subprocess.PIPE)
+            line(srv, 30, "listening")
+            cli = lab.spawn(p.a, [sys.executable, "-m", "vegaskit.testbed.holdconns", "client",
+                                  "--addr", p.addr_b, "--ports", ports, "--conns", str(share),
+                                  "--cc", PAIR[0]], stdin=subprocess.PIPE)
+            procs += [(cli, share), (srv, share)]
+        for proc, share in procs:
+            line(proc, 120 + share / 500, f"ready {share}")   # 100,000: about 5 minutes at most
         held_kb = slab_kb() - slab0
         for rnd in range(rounds):
             for target in (PAIR[1], PAIR[0]):
@@ -101,9 +115,9 @@ def one_size(conns: int, rounds: int) -> dict:
                 times.append(res["move_ms"])
                 failed += res["failed"]
                 moved.append(res["moved"])
-    return {"connections": conns, "swaps": len(times), "move_ms": median_summary(times),
-            "moved_min": min(moved), "failed": failed, "vegasctl_max_rss_kb": rss,
-            "slab_kb_per_connection": held_kb / conns}
+    return {"connections": conns, "holders": n_holders, "swaps": len(times),
+            "move_ms": median_summary(times), "moved_min": min(moved), "failed": failed,
+            "vegasctl_max_rss_kb": rss, "slab_kb_per_connection": held_kb / conns}
 
 
 def run(rounds: int, sizes: tuple[int, ...] = (200, 1_000, 10_000, 100_000)) -> dict:

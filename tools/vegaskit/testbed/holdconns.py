@@ -6,7 +6,7 @@
 The connections are spread over the ports, so that more of them than one
 address pair's ephemeral ports fit. Each side prints "ready N" once it holds its
 N sockets, then holds them until stdin closes or it is signalled. Raises its
-own file limit (root may, up to fs.nr_open).
+own file limit (root may, up to fs.nr_open, with CAP_SYS_RESOURCE).
 """
 from __future__ import annotations
 
@@ -22,7 +22,11 @@ def raise_nofile(n: int) -> None:
     want = n + 64
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < want:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, max(hard, want)))
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, max(hard, want)))
+        except ValueError:      # above the hard limit without CAP_SYS_RESOURCE
+            raise SystemExit(f"holdconns: {n} sockets need {want} files, more than this "
+                             f"process may open (hard limit {hard})") from None
 
 
 def server(ports: list[int], conns: int) -> list[socket.socket]:

@@ -15,10 +15,16 @@ from pathlib import Path
 from vegaskit.analysis.plots import plt, save
 
 
+def _med_err(xs: list[dict], scale: float = 1.0) -> tuple[list[float], list[list[float]]]:
+    """Medians, and their distances to [low, high] as matplotlib's yerr wants them."""
+    med = [scale * x["median"] for x in xs]
+    return med, [[m - scale * x["low"] for m, x in zip(med, xs)],
+                 [scale * x["high"] - m for m, x in zip(med, xs)]]
+
+
 def _bars(ax, labels: list[str], xs: list[dict], color: str = "tab:blue") -> None:
     """Medians as bars with [low, high] error bars."""
-    med = [x["median"] for x in xs]
-    err = [[m - x["low"] for m, x in zip(med, xs)], [x["high"] - m for m, x in zip(med, xs)]]
+    med, err = _med_err(xs)
     ax.bar(labels, med, yerr=err, capsize=4, color=color)
     ax.tick_params(axis="x", labelrotation=20)
 
@@ -32,8 +38,7 @@ def opcost(c: dict, out: Path) -> None:
     width = 0.8 / len(runs)
     for i, (name, d, color) in enumerate(runs):
         xs = [d["per_ack_ns"][cc] for cc in ccs]
-        med = [x["median"] for x in xs]
-        err = [[m - x["low"] for m, x in zip(med, xs)], [x["high"] - m for m, x in zip(med, xs)]]
+        med, err = _med_err(xs)
         ax.bar([j + (i - (len(runs) - 1) / 2) * width for j in range(len(ccs))], med,
                width=width, yerr=err, capsize=3, color=color, label=name)
     ax.set_xticks(range(len(ccs)), ccs, rotation=20)
@@ -65,9 +70,7 @@ def tracing(t: dict, out: Path) -> None:
               for mode in ("decisions", "all")]
         if None in xs:
             continue
-        med = [100 * x["median"] for x in xs]
-        err = [[m - 100 * x["low"] for m, x in zip(med, xs)],
-               [100 * x["high"] - m for m, x in zip(med, xs)]]
+        med, err = _med_err(xs, 100)
         ax.bar([j + (i - 0.5) * 0.35 for j in range(len(xs))], med, width=0.35, yerr=err,
                capsize=4, color=color,
                label={"cost": "throughput cost", "cpu_cost": "CPU per GB cost"}[what])
@@ -86,8 +89,7 @@ def linkemu(e: dict, out: Path) -> None:
     for i, (q, color) in enumerate((("p50", "tab:blue"), ("p99", "tab:orange"),
                                     ("max", "tab:red"))):
         xs = [e["error_us"][r][q] for r in rates]
-        med = [x["median"] for x in xs]
-        err = [[m - x["low"] for m, x in zip(med, xs)], [x["high"] - m for m, x in zip(med, xs)]]
+        med, err = _med_err(xs)
         ax.errorbar([j + (i - 1) * 0.15 for j in range(len(rates))], med, yerr=err, fmt="o",
                     capsize=4, color=color, label=f"error {q}")
     ax.set_xticks(range(len(rates)), [f"{int(r) / 1e6:g} Mbit/s" for r in rates])
@@ -103,9 +105,7 @@ def linkemu(e: dict, out: Path) -> None:
 def swap(w: dict, out: Path) -> None:
     sizes = w["sizes"]
     n = [z["connections"] for z in sizes]
-    med = [z["move_ms"]["median"] for z in sizes]
-    err = [[m - z["move_ms"]["low"] for m, z in zip(med, sizes)],
-           [z["move_ms"]["high"] - m for m, z in zip(med, sizes)]]
+    med, err = _med_err([z["move_ms"] for z in sizes])
     fig, ax = plt.subplots(figsize=(7, 3.5))
     ax.errorbar(n, med, yerr=err, fmt="o-", capsize=4)
     ax.set_xscale("log")
@@ -122,8 +122,7 @@ def flows(f: dict, out: Path) -> None:
     for cc, color in (("bpf_vegas", "tab:blue"), ("reno", "tab:gray")):
         xs = [f["cpu_s_per_gb"][cc][str(k) if str(k) in f["cpu_s_per_gb"][cc] else k]
               for k in counts]
-        med = [x["median"] for x in xs]
-        err = [[m - x["low"] for m, x in zip(med, xs)], [x["high"] - m for m, x in zip(med, xs)]]
+        med, err = _med_err(xs)
         ax.errorbar(counts, med, yerr=err, fmt="o-", capsize=4, color=color, label=cc)
     ax.set_xscale("log")
     ax.set_xlabel("flows at once")

@@ -22,7 +22,7 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps deps-vm install uninstall test test-unit demo results model-validation bench clean vm-test vm-systemd native-ab concurrency fuzz reliability
+.PHONY: all deps deps-vm install uninstall test test-unit demo results ns2 model-validation bench clean vm-test vm-systemd native-ab concurrency fuzz reliability
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/vegasctl.8 $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY) \
@@ -145,6 +145,14 @@ results: deps all
 	$(PY) -m vegaskit.cli.results $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
 		--profile $(PROFILE) --out results --jobs $(JOBS) $(if $(REPS),--reps $(REPS)) \
 		$(foreach r,$(RUNS),--run $(r))
+
+# The same runs in ns-2 with its stock agents, the simulator the papers used, beside the
+# paper's figures and Linux's (docs/DESIGN.md §7.2); needs no root. Writes results/ns2/.
+# VARIANTS="text open_window" reruns only those settings (default: every one).
+VARIANTS ?=
+ns2: deps all
+	$(PY) -m vegaskit.cli.ns2 $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
+		--profile $(PROFILE) $(foreach v,$(VARIANTS),--variant $(v))
 
 # Whether runs side by side change results (decides JOBS; docs/DESIGN.md §7.1).
 concurrency: deps all

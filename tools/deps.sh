@@ -20,7 +20,7 @@ fi
 
 pkgs_main=(clang llvm make gcc pkg-config libelf-dev zlib1g-dev iperf3 ethtool iproute2
 	   iputils-ping bpftrace bpfcc-tools python3-bpfcc python3-venv
-	   linux-headers-amd64 procps psmisc util-linux systemd man-db)
+	   linux-headers-amd64 procps psmisc util-linux systemd man-db ns2)
 pkgs_bp=(libbpf-dev bpftool)
 
 missing=()

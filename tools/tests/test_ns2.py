@@ -1,0 +1,147 @@
+"""The ns-2 cross-check (docs/DESIGN.md §7.2): which runs map to stock agents, the
+script's topology, real ns-2 runs whose knobs visibly reach the agents, and the
+command's handling of bad input. ns-2 comes from `make deps`; without it these fail."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from vegaskit import paths
+from vegaskit.ns2 import agents, script, sim
+from vegaskit.ns2.agents import Unmapped
+from vegaskit.testbed.scenario import Scenario
+
+SCEN = paths.SCENARIOS
+
+# One file of 1 MB over 1 Mbit/s, 40 ms, 50 packets: NewReno's window, if open,
+# overruns the buffer; ns-2's default window_ of 20 packets cannot.
+SMALL = """
+name = "ns2_small"
+duration = 60
+[links]
+access = { rate = "10M", rtt_ms = 0 }
+bottleneck = { rate = "1M", rtt_ms = 40 }
+egress = { rate = "10M", rtt_ms = 0 }
+[[flows]]
+cc = "{cc}"
+bytes = 1_000_000
+[controllers]
+vk_ns2 = "vegas --preset ns2"
+[runs]
+reno = { cc = "reno" }
+vegas = { cc = "vk_ns2" }
+vegas_a = { cc = "bpf_vegas_a" }
+[profiles.full]
+reps = 2
+start_jitter_s = 0.5
+[paper]
+[[paper.figures]]
+id = "Vegas retransmits nothing"
+run = "vegas"
+metric = "retransmits"
+value = 0
+"""
+
+
+def small(tmp_path) -> Scenario:
+    p = tmp_path / "ns2_small.toml"
+    p.write_text(SMALL)
+    return Scenario.load(p)
+
+
+def test_agents_map_only_what_ns2_ships():
+    ns2 = agents.agent_for("vk", {"vk": "vegas --preset ns2"})
+    assert ns2.tcl_class == "Agent/TCP/Vegas"
+    assert dict(ns2.settings) == {"v_alpha_": "1", "v_beta_": "3", "v_gamma_": "1"}
+    # explicit values after the preset win, as in vegasctl
+    eq = agents.agent_for("vk", {"vk": "vegas --preset eq20 semantics=paper alpha=7"})
+    assert dict(eq.settings)["v_alpha_"] == "7" and dict(eq.settings)["v_beta_"] == "20"
+    assert agents.agent_for("reno", {}) is agents.NEWRENO
+    for cc, ctl in (("bpf_vegas", {}), ("bpf_vegas_a", {}), ("cubic", {}),
+                    ("vk", {"vk": "vegas --preset linux"}),        # exact arithmetic
+                    ("vk", {"vk": "vegas_a semantics=paper"})):
+        with pytest.raises(Unmapped):
+            agents.agent_for(cc, ctl)
+
+
+def test_script_has_the_scenarios_links_split_evenly():
+    s = Scenario.load(SCEN / "rerouting.toml")
+    text = script.build(s.run("vegas", "full", 0), script.VARIANTS["text"])
+    # access 1 Mbit/s with RTT 20 ms: 10 ms each way; R1-R2 10 ms RTT: 5 ms each way
+    assert "$ns duplex-link $s1 $r1 1000000 0.010000 DropTail" in text
+    assert "$ns duplex-link $r1 $r2 1000000 0.005000 DropTail" in text
+    assert "$ns queue-limit $r1 $r2 50" in text
+    # the reroute at 20 s (plus no jitter in rep 0's schedule): 200 ms RTT, 100 ms each way
+    assert "$ns at 20.000000 {[[$ns link $s1 $r1] link] set delay_ 0.100000}" in text
+    assert "v_alpha_ 1; $tcp1 set v_beta_ 3" in text
+    doubled = script.build(s.run("vegas", "full", 0), script.VARIANTS["delay_as_written"])
+    assert "$ns duplex-link $s1 $r1 1000000 0.020000 DropTail" in doubled
+
+
+def test_vegas_run_in_ns2_is_the_agents(tmp_path):
+    run = small(tmp_path).run("vegas", "full", 0)
+    sm = sim.simulate(run, script.VARIANTS["text"])
+    fl = sm["flows"][0]
+    assert fl["bytes"] == 1_000_000 and sm["retransmits"] == 0
+    # 1,000 packets of 1,000 bytes (ns-2's Vegas adds no header) at 1 Mbit/s: 8 s on the wire
+    assert 8.0 < fl["completion_s"] < 8.0 + 2.0
+    # the backlog it holds is Vegas's band (alpha 1 to beta 3), not a full buffer
+    assert 0.3 < sm["queue_mean_pkts"] < 4
+    assert sm["deepest_queue_link"] == "bottleneck"
+
+
+def test_window_knob_reaches_newreno(tmp_path):
+    run = small(tmp_path).run("reno", "full", 0)
+    closed = sim.simulate(run, script.VARIANTS["text"])
+    opened = sim.simulate(run, script.VARIANTS["open_window"])
+    # window_ 20 < buffer 50 + BDP 3.3: never a drop; an open window overruns the buffer
+    assert closed["bottleneck_drops"] == 0 and closed["retransmits"] == 0
+    assert opened["bottleneck_drops"] > 0
+    assert opened["queue_mean_pkts"] > closed["queue_mean_pkts"]
+    assert opened["retransmits"] > 0
+
+
+def test_unmapped_run_refused_in_one_line(tmp_path):
+    with pytest.raises(Unmapped, match="no stock ns-2 agent"):
+        script.build(small(tmp_path).run("vegas_a", "full", 0), script.VARIANTS["text"])
+
+
+def _cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vegaskit.cli.ns2", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_writes_a_report_and_keeps_other_variants(tmp_path):
+    sc = tmp_path / "ns2_small.toml"
+    sc.write_text(SMALL)
+    out = tmp_path / "res"
+    r = _cli(str(sc), "--out", str(out), "--variant", "text", "--variant", "open_window")
+    assert r.returncode == 0, r.stderr
+    sms = json.loads((out / "ns2" / "ns2_small" / "summaries.json").read_text())
+    assert {(sm["run"], sm["variant"]) for sm in sms} == \
+        {(r_, v) for r_ in ("reno", "vegas") for v in ("text", "open_window")}
+    assert len(sms) == 8                                  # 2 runs x 2 variants x 2 reps
+    rep = (out / "ns2" / "report.md").read_text()
+    assert "## ns2_small" in rep and "| Vegas retransmits nothing | 0 | 0 [0, 0] (2, 50%) |" in rep
+    assert "`vegas_a`: bpf_vegas_a: no stock ns-2 agent" in rep
+    # a rerun of one variant replaces only its summaries
+    r = _cli(str(sc), "--out", str(out), "--variant", "linux_like", "--reps", "1")
+    assert r.returncode == 0, r.stderr
+    sms = json.loads((out / "ns2" / "ns2_small" / "summaries.json").read_text())
+    assert sorted({sm["variant"] for sm in sms}) == ["linux_like", "open_window", "text"]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--variant", "bogus"], "no variant 'bogus'"),
+    (["--reps", "0"], "--reps must be 1 to 100"),
+    (["--profile", "nope"], "no profile 'nope'"),
+    (["/nonexistent.toml"], "No such file"),
+])
+def test_cli_bad_input_is_one_line(args, says, tmp_path):
+    r = _cli(*args, "--out", str(tmp_path))
+    assert r.returncode == 2
+    assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "ns2").exists()

@@ -1,0 +1,150 @@
+"""Replay the scenarios' runs in ns-2 with its stock agents; write results/ns2/report.md.
+
+    python -m vegaskit.cli.ns2 [SCENARIO.toml ...] [--profile full] [--variant V ...]
+                               [--reps N] [--jobs N] [--out results] [--rerender]
+
+Every scenario by default (not the demo or the model-validation ones), every
+variant (ns2/script.py), the profile's repetitions. Needs no root: ns-2 is a
+simulator, nothing touches the host's network.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import sys
+from pathlib import Path
+
+from vegaskit import paths
+from vegaskit.ns2 import report, script, sim
+from vegaskit.ns2.agents import Unmapped
+from vegaskit.testbed.scenario import Scenario, ScenarioError
+
+COMMAND = "make ns2 (SCENARIOS=... VARIANTS=... rerun only those; python -m vegaskit.cli.ns2 --rerender rewrites the report)"
+
+
+def default_scenarios() -> list[Path]:
+    return [p for p in sorted(paths.SCENARIOS.glob("*.toml"))
+            if p.name != "demo.toml" and not p.name.startswith("model_validation")]
+
+
+def plan(s: Scenario, profile: str, reps: int | None) -> tuple[list, dict[str, str]]:
+    """The (run, rep) pairs ns-2 can replay, and why each other run cannot."""
+    todo, unmapped = [], {}
+    for name in s.profile_runs(profile):
+        try:
+            script.agents(s.run(name, profile))
+        except Unmapped as e:
+            unmapped[name] = str(e)
+            continue
+        todo += [(name, rep) for rep in range(reps or s.reps(profile))]
+    return todo, unmapped
+
+
+def _one(path: str, run: str, profile: str, rep: int, variant: str) -> dict:
+    s = Scenario.load(path)
+    return sim.simulate(s.run(run, profile, rep), script.VARIANTS[variant])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.ns2",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("scenarios", nargs="*", type=Path)
+    ap.add_argument("--profile", default="full")
+    ap.add_argument("--variant", action="append", dest="variants",
+                    help=f"one of {', '.join(script.VARIANTS)} (repeatable; default all)")
+    ap.add_argument("--reps", type=int, help="repetitions (default: the profile's)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--rerender", action="store_true",
+                    help="rewrite the report from the stored summaries, simulating nothing")
+    ap.add_argument("--out", dest="out", type=Path, default=paths.RESULTS,
+                    help="results directory: ns-2's go to OUT/ns2, Linux's are read from OUT")
+    a = ap.parse_args(argv)
+    variants = a.variants or list(script.VARIANTS)
+    bad = [v for v in variants if v not in script.VARIANTS]
+    if bad:
+        print(f"ns2: no variant {bad[0]!r} (variants: {', '.join(script.VARIANTS)})",
+              file=sys.stderr)
+        return 2
+    if a.reps is not None and not 1 <= a.reps <= 100:
+        print("ns2: --reps must be 1 to 100", file=sys.stderr)
+        return 2
+    if not 1 <= a.jobs <= 64:
+        print("ns2: --jobs must be 1 to 64", file=sys.stderr)
+        return 2
+    try:
+        scenarios = [Scenario.load(p) for p in (a.scenarios or default_scenarios())]
+        for s in scenarios:
+            if a.profile not in s.profiles:
+                raise ScenarioError(f"{s.name}: no profile '{a.profile}' ({', '.join(s.profiles)})")
+        plans = [(s, *plan(s, a.profile, a.reps)) for s in scenarios]
+    except (ScenarioError, RuntimeError) as e:
+        print(f"ns2: {e}", file=sys.stderr)
+        return 2
+    if not a.rerender and sim.available() is None:
+        print("ns2: ns-2 is not installed (make deps installs Debian's ns2)", file=sys.stderr)
+        return 1
+    out = a.out / "ns2"
+    try:
+        for s, todo, _ in ([] if a.rerender else plans):
+            store = out / s.name / "summaries.json"
+            new = simulate_all(s, todo, variants, a.profile, a.jobs)
+            # a rerun of some variants replaces only theirs
+            kept = [sm for sm in (json.loads(store.read_text()) if store.exists() else [])
+                    if sm["variant"] not in variants]
+            store.parent.mkdir(parents=True, exist_ok=True)
+            store.write_text(json.dumps(sorted(kept + new, key=_order), indent=1) + "\n")
+    except KeyboardInterrupt:
+        print("ns2: interrupted", file=sys.stderr)
+        return 130
+    except RuntimeError as e:
+        print(f"ns2: {e}", file=sys.stderr)
+        return 1
+    try:
+        path = write_report(a.out, a.profile, [s.path for s in scenarios])
+    except (ScenarioError, OSError, ValueError) as e:
+        print(f"ns2: {e}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+def _order(sm: dict) -> tuple:
+    return (sm["run"], list(script.VARIANTS).index(sm["variant"]), sm["rep"])
+
+
+def write_report(results: Path, profile: str, named: list[Path]) -> Path:
+    """OUT/ns2/report.md from the stored ns-2 summaries of every default scenario
+    and of those named: a rerun of some scenarios keeps the others' sections."""
+    out = results / "ns2"
+    sections, seen = [], set()
+    paths_ = list(dict.fromkeys(p.resolve() for p in [*default_scenarios(), *named]))
+    for s in sorted((Scenario.load(p) for p in paths_), key=lambda s: s.name):
+        store = out / s.name / "summaries.json"
+        if not store.exists():
+            continue
+        summaries = json.loads(store.read_text())
+        variants = [v for v in script.VARIANTS if any(sm["variant"] == v for sm in summaries)]
+        seen.update(variants)
+        _, unmapped = plan(s, profile, 1)
+        sections.append(report.section(s, summaries, unmapped, results / s.name / profile,
+                                       variants))
+    if not sections:
+        raise ValueError(f"no ns-2 summaries under {out}")
+    path = out / "report.md"
+    path.write_text(report.render(sections, [v for v in script.VARIANTS if v in seen], COMMAND))
+    return path
+
+
+def simulate_all(s: Scenario, todo: list, variants: list[str], profile: str,
+                 jobs: int) -> list[dict]:
+    jobs_ = [(str(s.path), run, profile, rep, v) for run, rep in todo for v in variants]
+    with cf.ProcessPoolExecutor(max_workers=jobs) as pool:
+        done = list(pool.map(_one, *zip(*jobs_))) if jobs_ else []
+    print(f"   {s.name}: {len(done)} ns-2 runs", flush=True)
+    return sorted(done, key=lambda x: (x["run"], x["variant"], x["rep"]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

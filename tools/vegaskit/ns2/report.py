@@ -1,0 +1,122 @@
+"""results/ns2/report.md: each paper figure in the paper, in ns-2 (per variant) and on Linux.
+
+A cell is the median over the repetitions with its 95% interval, computed by
+analysis/figures.py from ns-2's summaries exactly as from the testbed's; a
+check mark says the paper's figure lies inside it. A claim's cell is how many
+repetitions it holds in.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vegaskit.analysis import figures
+from vegaskit.testbed.report import interval, num
+
+from .script import VARIANTS
+
+
+def _cell(row: dict) -> str:
+    if row["verdict"] == "not run":
+        return "-"
+    if row["kind"] == "figure":
+        mark = " ✓" if row["verdict"] == "reproduced" else ""
+        return interval(row["ours"]) + mark
+    mark = " ✓" if row["verdict"] == "reproduced" else ""
+    return f"{row['holds']}/{row['of']}{mark}"
+
+
+def _linux_rows(scenario, linux_dir: Path) -> dict[str, dict]:
+    path = linux_dir / "summaries.json"
+    if not path.exists():
+        return {}
+    rows = figures.evaluate(scenario.paper, json.loads(path.read_text()), scenario.doc["runs"])
+    return {r["id"]: r for r in rows}
+
+
+def _replayed_ids(scenario, runs: set[str]) -> list[str]:
+    """The figures and claims whose every run was replayed."""
+    paper = scenario.paper
+    ids = [f["id"] for f in paper.get("figures", []) if f["run"] in runs]
+    for c in paper.get("claims", []):
+        sides = [c["left"]] + ([c["right"]] if isinstance(c["right"], dict) else [])
+        if all(s["run"] in runs for s in sides):
+            ids.append(c["id"])
+    return ids
+
+
+def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir: Path,
+            variants: list[str]) -> list[str]:
+    runs = {sm["run"] for sm in summaries}
+    by_variant = {v: {r["id"]: r for r in figures.evaluate(
+        scenario.paper, [sm for sm in summaries if sm["variant"] == v], scenario.doc["runs"])}
+        for v in variants}
+    linux = _linux_rows(scenario, linux_dir)
+    src = f"Source: {scenario.source}. " if scenario.source else ""
+    linux_link = f"../{linux_dir.parent.name}/{linux_dir.name}/report.md"
+    out = [f"## {scenario.name}: {scenario.title}", "",
+           f"{src}Linux: [results/{scenario.name}/{linux_dir.name}]({linux_link}).", ""]
+    ids = _replayed_ids(scenario, runs)
+    if ids:
+        out += ["| figure or claim | paper | " + " | ".join(f"ns-2 {v}" for v in variants)
+                + " | Linux |",
+                "|---|---|" + "---|" * len(variants) + "---|"]
+        for i in ids:
+            first = by_variant[variants[0]][i]
+            paper = num(first["paper"]) if first["kind"] == "figure" else "(claim)"
+            cells = [_cell(by_variant[v][i]) for v in variants]
+            out.append(f"| {i} | {paper} | " + " | ".join(cells)
+                       + f" | {_cell(linux[i]) if i in linux else '-'} |")
+        out.append("")
+    else:
+        out += ["No figure of the paper rests only on runs ns-2 can replay.", ""]
+    out += ["| run | variant | queue mean (pkts) | bottleneck drops | retransmitted | "
+            "utilisation | completion (s) |", "|---|---|---|---|---|---|---|"]
+    for run in sorted(runs):
+        for v in variants:
+            sms = [sm for sm in summaries if sm["run"] == run and sm["variant"] == v]
+            comp = [fl["completion_s"] for sm in sms for fl in sm["flows"][:1]]
+            out.append(
+                f"| {run} | {v} | {interval(figures.summarise([sm['queue_mean_pkts'] for sm in sms]))} | "
+                f"{interval(figures.summarise([sm['bottleneck_drops'] for sm in sms]))} | "
+                f"{interval(figures.summarise([sm['retransmits'] for sm in sms]))} | "
+                f"{interval(figures.summarise([sm['utilisation'] for sm in sms]))} | "
+                f"{interval(figures.summarise(comp)) if any(c is not None for c in comp) else '-'} |")
+    out.append("")
+    if unmapped:
+        out += ["Not replayed (no stock ns-2 agent):", ""]
+        out += [f"- `{r}`: {why}" for r, why in sorted(unmapped.items())]
+        out.append("")
+    notes = scenario.doc.get("report", {}).get("ns2")
+    if notes:
+        out += [notes.strip(), ""]
+    return out
+
+
+def render(sections: list[list[str]], variants: list[str], command: str) -> str:
+    out = ["# The papers' experiments in ns-2, beside Linux", "",
+           f"Produced by `{command}`; do not edit by hand.", "",
+           "Seeds 000 and 002 ran their experiments in ns-2 with its stock NewReno and Vegas "
+           "agents and their own modification of the Vegas agent (Vegas-A, PIPE). Each run of a "
+           "scenario whose flows all have a stock agent is replayed here in Debian's ns-2.35: "
+           "the same links, buffers, flow starts (each repetition's start jitter included) and "
+           "link changes as the testbed's run, FTP over the agent to a TCPSink. The figures "
+           "are computed from ns-2's counters by the same code as Linux's "
+           "(analysis/figures.py): each cell is the median over the repetitions with its 95% "
+           "interval, and ✓ marks a paper figure inside that interval, or a claim that holds "
+           "in every repetition. Where ns-2 gives the paper's figure and Linux does not, the "
+           "difference is Linux's; where ns-2 in the setup the paper states does not give it "
+           "either, the paper ran something its text does not say, and the variants show "
+           "which setting moves the figure (docs/DESIGN.md §7.2).", "",
+           "ns-2 counts its own way: `retransmitted` is the agents' `nrexmitpack_` (NewReno's "
+           "go-back after a timeout resends more packets than were dropped), the queue is the "
+           "queue monitor's time integral of packets waiting (the one being sent excluded, as "
+           "in the testbed's emulator), completion is the time from the flow's start until its "
+           "last packet is acknowledged. Vegas's data packets carry no header bytes in ns-2 "
+           "(packetSize_ is the whole packet); NewReno's carry 40 more.", "",
+           "| variant | what it sets |", "|---|---|"]
+    out += [f"| {v} | {VARIANTS[v].why} |" for v in variants]
+    out.append("")
+    for s in sections:
+        out += s
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,209 @@
+"""A scenario's run as an ns-2 script: the dumbbell of seed 000's Fig. 1.
+
+S_i -- R1 -- R2 -- D_i, each link a duplex-link with a drop-tail queue counted in
+packets (ns-2's DropTail is the papers' router); a link's "RTT" is split evenly
+between its two directions, as the testbed does (docs/DESIGN.md §6.1). Every flow
+is an FTP over the mapped agent (agents.py) to a TCPSink, which acknowledges every
+packet as the papers' receivers did. A queue monitor on each forward link
+integrates its queue (packets waiting, not the one being sent: the testbed's
+emulator counts the same way) and samples it every 10 ms for the p95.
+
+The script prints one line, `RESULT {json}`, and exits; sim.py reads it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from vegaskit.testbed.scenario import LinkSpec, Run
+
+from .agents import Agent, Unmapped, agent_for
+
+SAMPLE_S = 0.01     # queue samples for the p95
+POLL_S = 0.001      # how often file transfers are checked for completion
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One setting of the knobs the papers do not state (docs/DESIGN.md §7.2)."""
+    name: str
+    why: str
+    window: int = 20            # Agent/TCP window_: the receiver's window, in packets
+    packet_size: int = 1000     # Agent/TCP packetSize_: bytes of data a packet
+    delay_factor: float = 0.5   # a link's one-way delay_ = factor x the scenario's rtt_ms
+    delack: bool = False        # TCPSink/DelAck instead of an ACK a packet
+
+
+VARIANTS = {v.name: v for v in (
+    Variant("text", "ns-2.35's defaults (window_ 20, packetSize_ 1000, an ACK a packet), "
+            "each link's RTT split evenly between its directions: the setup as the paper states it"),
+    Variant("open_window", "as text, with window_ 10000: the receiver's window never binds",
+            window=10000),
+    Variant("delay_as_written", "as text, each link's \"RTT\" entered as ns-2's (one-way) "
+            "delay_, which doubles every path's RTT", delay_factor=1.0),
+    Variant("linux_like", "Linux's settings in ns-2: an open window, 1,448-byte segments, "
+            "delayed ACKs (TCPSink/DelAck)", window=10000, packet_size=1448, delack=True),
+)}
+
+
+def size(flow, variant: Variant) -> int:
+    """A flow's packetSize_: its mss when the scenario sets one (seed 004's sizes)."""
+    return flow.mss or variant.packet_size
+
+
+def _links(run: Run) -> dict[str, tuple[str, str, LinkSpec]]:
+    """Each link by the testbed's name: (from node, to node, spec), forward direction."""
+    out = {"bottleneck": ("r1", "r2", run.bottleneck)}
+    for f in run.flows:
+        out[f"s{f.index}"] = (f"s{f.index}", "r1", f.access)
+        out[f"d{f.index}"] = ("r2", f"d{f.index}", f.egress)
+    return out
+
+
+def _lossy(run: Run) -> set[str]:
+    """Links that ever have a random loss (they get an error model each way)."""
+    named = {n for n, (_, _, spec) in _links(run).items() if spec.loss > 0}
+    named |= {c.link for c in run.schedule if c.params.get("loss", 0) > 0}
+    return named
+
+
+def agents(run: Run) -> list[Agent]:
+    """Each flow's agent; Unmapped when the run cannot be replayed."""
+    out = [agent_for(f.cc, run.controllers) for f in run.flows]
+    links = _links(run)
+    if any(spec.spare_retx for _, _, spec in links.values()) or \
+            any(c.params.get("spare_retx") for c in run.schedule):
+        raise Unmapped("spare_retx: ns-2's error model cannot tell a retransmission")
+    return out
+
+
+def build(run: Run, variant: Variant) -> str:
+    """The Tcl script of one run under one variant."""
+    flow_agents = agents(run)
+    links = _links(run)
+    lossy = _lossy(run)
+    L = ["set ns [new Simulator]",
+         f"global defaultRNG; $defaultRNG seed {run.seed}",
+         f"Agent/TCP set window_ {variant.window}",
+         f"Agent/TCP set packetSize_ {variant.packet_size}",
+         "set null [new Agent/Null]",
+         "foreach n {r1 r2} { set $n [$ns node] }"]
+    for f in run.flows:
+        L.append(f"set s{f.index} [$ns node]; set d{f.index} [$ns node]")
+    for name, (a, b, spec) in links.items():
+        delay = spec.rtt_us / 1e6 * variant.delay_factor
+        L.append(f"$ns duplex-link ${a} ${b} {spec.rate_bps} {delay:.6f} DropTail")
+        L.append(f"$ns queue-limit ${a} ${b} {spec.buffer_pkts}; "
+                 f"$ns queue-limit ${b} ${a} {spec.buffer_pkts}")
+        if name in lossy:
+            for x, y, d in ((a, b, "f"), (b, a, "r")):
+                L.append(f"set em_{name}_{d} [new ErrorModel]; $em_{name}_{d} unit pkt; "
+                         f"$em_{name}_{d} set rate_ {spec.loss}; "
+                         f"$em_{name}_{d} ranvar [new RandomVariable/Uniform]; "
+                         f"$em_{name}_{d} drop-target $null; $ns lossmodel $em_{name}_{d} ${x} ${y}")
+        L.append(f"set qm_{name} [$ns monitor-queue ${a} ${b} [open /dev/null w] {SAMPLE_S}]")
+    sink = "Agent/TCPSink/DelAck" if variant.delack else "Agent/TCPSink"
+    for f, ag in zip(run.flows, flow_agents):
+        i = f.index
+        settings = ag.settings + ((("packetSize_", f.mss),) if f.mss else ())
+        sets = "".join(f"; $tcp{i} set {k} {v}" for k, v in settings)
+        L.append(f"set tcp{i} [new {ag.tcl_class}]{sets}; set sink{i} [new {sink}]")
+        L.append(f"$ns attach-agent $s{i} $tcp{i}; $ns attach-agent $d{i} $sink{i}; "
+                 f"$ns connect $tcp{i} $sink{i}")
+        L.append(f"set ftp{i} [new Application/FTP]; $ftp{i} attach-agent $tcp{i}")
+        if f.bytes:
+            L.append(f"$ns at {f.start:.6f} \"$ftp{i} send {f.bytes}\"")
+        else:
+            L.append(f"$ns at {f.start:.6f} \"$ftp{i} start\"")
+            L.append(f"$ns at {f.start + f.duration:.6f} \"$ftp{i} stop\"")
+    for c in run.schedule:
+        a, b, _ = links[c.link]
+        for x, y, d in ((a, b, "f"), (b, a, "r")):
+            acts = []
+            if "rate_bps" in c.params:
+                acts.append(f"[[$ns link ${x} ${y}] link] set bandwidth_ {c.params['rate_bps']}")
+            if "delay_us" in c.params:
+                # delay_us is half the new RTT already (scenario.py); the variant scales from RTT
+                delay = c.params["delay_us"] * 2 / 1e6 * variant.delay_factor
+                acts.append(f"[[$ns link ${x} ${y}] link] set delay_ {delay:.6f}")
+            if "limit_pkts" in c.params:
+                acts.append(f"[[$ns link ${x} ${y}] queue] set limit_ {c.params['limit_pkts']}")
+            if "loss" in c.params:
+                acts.append(f"$em_{c.link}_{d} set rate_ {c.params['loss']}")
+            if acts:
+                L.append(f"$ns at {c.at:.6f} {{{'; '.join(acts)}}}")
+    L += _measure(run, variant, list(links))
+    return "\n".join(L) + "\n"
+
+
+def _measure(run: Run, variant: Variant, names: list[str]) -> list[str]:
+    """Queue samples, completion polls and the RESULT line at the end."""
+    files = [f for f in run.flows if f.bytes]
+    timed = [f for f in run.flows if not f.bytes]
+    meta = {"flows": [{"flow": f.index, "start": f.start, "bytes": f.bytes,
+                       "size": size(f, variant),
+                       "pkts": -(-f.bytes // size(f, variant)) if f.bytes else None,
+                       "stop": f.start + f.duration if f.duration else None} for f in run.flows],
+            "links": names}
+    L = [f"set meta {{{json.dumps(meta)}}}",
+         f"set links {{{' '.join(names)}}}",
+         "foreach l $links { set hist($l) {} }",
+         f"set flows {{{' '.join(str(f.index) for f in run.flows)}}}",
+         "foreach i $flows { set cw($i) {} }",
+         "proc sample {} {",
+         "  global ns links hist flows cw",
+         "  foreach l $links { global qm_$l; lappend hist($l) [[set qm_$l] set pkts_] }",
+         "  set t [$ns now]",
+         "  foreach i $flows { global tcp$i; lappend cw($i) \"\\[$t, [[set tcp$i] set cwnd_]\\]\" }",
+         f"  $ns at [expr {{[$ns now] + {SAMPLE_S}}}] sample",
+         "}",
+         "$ns at 0 sample"]
+    for f in files:
+        L.append(f"set done({f.index}) -1")
+    L += ["proc poll {} {",
+          "  global ns done"]
+    for f in files:
+        i, pk = f.index, -(-f.bytes // size(f, variant))
+        L.append(f"  global tcp{i}; if {{$done({i}) < 0 && [$tcp{i} set ack_] >= {pk - 1}}} "
+                 f"{{ set done({i}) [$ns now] }}")
+    if files and not timed:
+        cond = " && ".join(f"$done({f.index}) >= 0" for f in files)
+        L.append(f"  if {{{cond}}} {{ finish; return }}")
+    L += [f"  $ns at [expr {{[$ns now] + {POLL_S}}}] poll", "}"]
+    if files:
+        L.append("$ns at 0 poll")
+    # RESULT: per flow its counters, per link the integrated queue, samples and counts
+    # the integrator sums up to its last change; the stretch since is added here
+    L += ["proc qsum {q t} {",
+          "  set i [$q get-pkts-integrator]",
+          "  expr {[$i set sum_] + [$i set lasty_] * ($t - [$i set lastx_])}",
+          "}",
+          "proc finish {} {",
+          "  global ns links hist meta cw",
+          "  set t [$ns now]",
+          "  set out \"{\\\"t_end\\\": $t, \\\"meta\\\": $meta, \\\"flows\\\": \\[\""]
+    for k, f in enumerate(run.flows):
+        i = f.index
+        done = f"$done({i})" if f.bytes else "-1"
+        sep = "" if k == 0 else ", "
+        L.append(f"  global tcp{i}{'; global done' if f.bytes else ''}")
+        L.append(f"  append out \"{sep}{{\\\"ack\\\": [$tcp{i} set ack_], "
+                 f"\\\"retx\\\": [$tcp{i} set nrexmitpack_], "
+                 f"\\\"data\\\": [$tcp{i} set ndatapack_], \\\"done\\\": {done}, "
+                 f"\\\"cwnd\\\": \\[[join $cw({i}) {{, }}]\\]}}\"")
+    L += ["  append out \"\\], \\\"links\\\": {\"",
+          "  set first 1",
+          "  foreach l $links {",
+          "    global qm_$l; set q [set qm_$l]",
+          "    if {!$first} { append out \", \" }; set first 0",
+          "    append out \"\\\"$l\\\": {\\\"sum\\\": [qsum $q $t], "
+          "\\\"drops\\\": [$q set pdrops_], \\\"dep_bytes\\\": [$q set bdepartures_], "
+          "\\\"samples\\\": \\[[join $hist($l) {, }]\\]}\"",
+          "  }",
+          "  append out \"}}\"",
+          "  puts \"RESULT $out\"",
+          "  exit 0",
+          "}",
+          f"$ns at {run.duration:.6f} finish",
+          "$ns run"]
+    return L

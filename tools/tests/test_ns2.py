@@ -105,7 +105,7 @@ def test_window_knob_reaches_newreno(tmp_path):
 
 
 def test_unmapped_run_refused_in_one_line(tmp_path):
-    with pytest.raises(Unmapped, match="no stock ns-2 agent"):
+    with pytest.raises(Unmapped, match="Vegas-A, the paper's own change"):
         script.build(small(tmp_path).run("vegas_a", "full", 0), script.VARIANTS["text"])
 
 
@@ -126,7 +126,7 @@ def test_cli_writes_a_report_and_keeps_other_variants(tmp_path):
     assert len(sms) == 8                                  # 2 runs x 2 variants x 2 reps
     rep = (out / "ns2" / "report.md").read_text()
     assert "## ns2_small" in rep and "| Vegas retransmits nothing | 0 | 0 [0, 0] (2, 50%) |" in rep
-    assert "`vegas_a`: bpf_vegas_a: no stock ns-2 agent" in rep
+    assert "`vegas_a`: Vegas-A, the paper's own change to ns-2's Vegas agent" in rep
     # a rerun of one variant replaces only its summaries
     r = _cli(str(sc), "--out", str(out), "--variant", "linux_like", "--reps", "1")
     assert r.returncode == 0, r.stderr
@@ -145,3 +145,35 @@ def test_cli_bad_input_is_one_line(args, says, tmp_path):
     assert r.returncode == 2
     assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "ns2").exists()
+
+
+def test_sigkill_of_the_command_leaves_no_ns(tmp_path):
+    """A killed command takes its simulations with it (pdeathsig on each ns)."""
+    import os
+    import signal
+    import time
+    sc = tmp_path / "ns2_small.toml"
+    # a transfer ns needs minutes for, under a run name no other simulation has
+    sc.write_text(SMALL.replace("bytes = 1_000_000", "bytes = 900_000_000")
+                  .replace("duration = 60", "duration = 20000")
+                  .replace('reno = { cc = "reno" }', 'killme = { cc = "reno" }'))
+    p = subprocess.Popen([sys.executable, "-m", "vegaskit.cli.ns2", str(sc), "--out",
+                          str(tmp_path / "res"), "--variant", "text", "--reps", "1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not _ns_pids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _ns_pids(), "no ns process started"
+    os.kill(p.pid, signal.SIGKILL)          # the parent only: its workers and ns must follow
+    p.wait()
+    deadline = time.monotonic() + 15
+    while _ns_pids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _ns_pids()
+
+
+def _ns_pids() -> list[str]:
+    r = subprocess.run(["pgrep", "-f", "vegaskit-ns2-.*/killme[.]tcl"],
+                       capture_output=True, text=True)
+    return r.stdout.split()

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import ctypes
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -40,6 +42,14 @@ def plan(s: Scenario, profile: str, reps: int | None) -> tuple[list, dict[str, s
             continue
         todo += [(name, rep) for rep in range(reps or s.reps(profile))]
     return todo, unmapped
+
+
+def _die_with_parent(parent: int) -> None:
+    """Pool workers end when the command does, even by SIGKILL (prctl PR_SET_PDEATHSIG),
+    and each ns ends with its worker (sim.py), so nothing outlives a killed run."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)     # PR_SET_PDEATHSIG
+    if os.getppid() != parent:          # the command died before the line above
+        os._exit(1)
 
 
 def _one(path: str, run: str, profile: str, rep: int, variant: str) -> dict:
@@ -140,7 +150,8 @@ def write_report(results: Path, profile: str, named: list[Path]) -> Path:
 def simulate_all(s: Scenario, todo: list, variants: list[str], profile: str,
                  jobs: int) -> list[dict]:
     jobs_ = [(str(s.path), run, profile, rep, v) for run, rep in todo for v in variants]
-    with cf.ProcessPoolExecutor(max_workers=jobs) as pool:
+    with cf.ProcessPoolExecutor(max_workers=jobs, initializer=_die_with_parent,
+                                initargs=(os.getpid(),)) as pool:
         done = list(pool.map(_one, *zip(*jobs_))) if jobs_ else []
     print(f"   {s.name}: {len(done)} ns-2 runs", flush=True)
     return sorted(done, key=lambda x: (x["run"], x["variant"], x["rep"]))

@@ -36,6 +36,12 @@ class Agent:
 
 
 NEWRENO = Agent("Agent/TCP/Newreno", (), "NewReno")
+NO_AGENT = {
+    "bpf_vegas_a": "Vegas-A, the paper's own change to ns-2's Vegas agent: not in ns-2.35",
+    "bpf_pipe": "PIPE, the paper's own change to ns-2's Vegas agent: not in ns-2.35",
+    "bpf_vegas": "Linux's Vegas (exact arithmetic, alpha 2, beta 4): no ns-2 agent",
+    "bpf_vegas_fr": "seed 004's Vegas: its authors' own ns-2 agent, not in ns-2.35",
+}
 
 
 @functools.cache
@@ -81,8 +87,7 @@ def agent_for(cc: str, controllers: dict[str, str]) -> Agent:
     if cc == "reno":
         return NEWRENO
     if cc not in controllers:
-        raise Unmapped(f"{cc}: no stock ns-2 agent (Vegas-A and PIPE were the papers' own "
-                       "changes to the Vegas agent; Linux's Vegas, cubic and bbr have none)")
+        raise Unmapped(NO_AGENT.get(cc, f"{cc}: no ns-2 agent"))
     variant, p = resolve(controllers[cc])
     if variant != "vegas" or p.get("semantics") != "paper":
         raise Unmapped(f"{cc} ({controllers[cc]}): only vegas with semantics=paper is "

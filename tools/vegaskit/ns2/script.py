@@ -32,17 +32,20 @@ class Variant:
     packet_size: int = 1000     # Agent/TCP packetSize_: bytes of data a packet
     delay_factor: float = 0.5   # a link's one-way delay_ = factor x the scenario's rtt_ms
     delack: bool = False        # TCPSink/DelAck instead of an ACK a packet
+    window_init: int = 2        # Agent/TCP windowInit_: the initial window, packets
 
 
 VARIANTS = {v.name: v for v in (
-    Variant("text", "ns-2.35's defaults (window_ 20, packetSize_ 1000, an ACK a packet), "
+    Variant("text", "ns-2.35's defaults (window_ 20, packetSize_ 1000, windowInit_ 2, an ACK a "
+            "packet), "
             "each link's RTT split evenly between its directions: the setup as the paper states it"),
     Variant("open_window", "as text, with window_ 10000: the receiver's window never binds",
             window=10000),
     Variant("delay_as_written", "as text, each link's \"RTT\" entered as ns-2's (one-way) "
             "delay_, which doubles every path's RTT", delay_factor=1.0),
     Variant("linux_like", "Linux's settings in ns-2: an open window, 1,448-byte segments, "
-            "delayed ACKs (TCPSink/DelAck)", window=10000, packet_size=1448, delack=True),
+            "delayed ACKs (TCPSink/DelAck), an initial window of 10", window=10000,
+            packet_size=1448, delack=True, window_init=10),
 )}
 
 
@@ -86,6 +89,7 @@ def build(run: Run, variant: Variant) -> str:
          f"global defaultRNG; $defaultRNG seed {run.seed}",
          f"Agent/TCP set window_ {variant.window}",
          f"Agent/TCP set packetSize_ {variant.packet_size}",
+         f"Agent/TCP set windowInit_ {variant.window_init}",
          "set null [new Agent/Null]",
          "foreach n {r1 r2} { set $n [$ns node] }"]
     for f in run.flows:

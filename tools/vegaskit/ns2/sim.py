@@ -35,9 +35,10 @@ def simulate(run: Run, variant: script.Variant, timeout: float = 600) -> dict:
     with tempfile.TemporaryDirectory(prefix="vegaskit-ns2-") as d:
         path = Path(d) / f"{run.name}.tcl"
         path.write_text(text)
-        # ns writes nothing else; its cwd is the temporary directory
-        p = subprocess.run([ns, str(path)], capture_output=True, text=True, cwd=d,
-                           timeout=timeout)
+        # ns writes nothing else; its cwd is the temporary directory. setpriv's
+        # pdeathsig: if the worker dies (Ctrl-C, SIGKILL of the command), ns goes with it.
+        p = subprocess.run(["setpriv", "--pdeathsig", "KILL", "--", ns, str(path)],
+                           capture_output=True, text=True, cwd=d, timeout=timeout)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
     if p.returncode != 0 or not lines:
         err = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[0]

@@ -147,7 +147,7 @@ results: deps all
 		$(foreach r,$(RUNS),--run $(r))
 
 # The same runs in ns-2 with its stock agents, the simulator the papers used, beside the
-# paper's figures and Linux's (docs/DESIGN.md §7.2); needs no root. Writes results/ns2/.
+# paper's figures and Linux's (docs/DESIGN.md §7.2); only make deps needs root. Writes results/ns2/.
 # VARIANTS="text open_window" reruns only those settings (default: every one).
 VARIANTS ?=
 ns2: deps all

@@ -177,3 +177,13 @@ def _ns_pids() -> list[str]:
     r = subprocess.run(["pgrep", "-f", "vegaskit-ns2-.*/killme[.]tcl"],
                        capture_output=True, text=True)
     return r.stdout.split()
+
+
+def test_random_loss_reaches_the_link(tmp_path):
+    """A scenario's loss becomes an ns-2 ErrorModel: a Vegas flow that loses nothing on a
+    clean link retransmits under 2% loss."""
+    p = tmp_path / "lossy.toml"
+    p.write_text(SMALL.replace('bottleneck = { rate = "1M", rtt_ms = 40 }',
+                               'bottleneck = { rate = "1M", rtt_ms = 40, loss = 0.02 }'))
+    sm = sim.simulate(Scenario.load(p).run("vegas", "full", 0), script.VARIANTS["text"])
+    assert sm["retransmits"] > 0 and sm["flows"][0]["bytes"] == 1_000_000

@@ -29,13 +29,9 @@ class Unmapped(ValueError):
 class Agent:
     tcl_class: str              # Agent/TCP/...
     settings: tuple = ()        # (variable, value) set on the agent
-    label: str = ""             # what the report calls it
-
-    def __str__(self) -> str:
-        return self.label or self.tcl_class
 
 
-NEWRENO = Agent("Agent/TCP/Newreno", (), "NewReno")
+NEWRENO = Agent("Agent/TCP/Newreno")
 NO_AGENT = {
     "bpf_vegas_a": "Vegas-A, the paper's own change to ns-2's Vegas agent: not in ns-2.35",
     "bpf_pipe": "PIPE, the paper's own change to ns-2's Vegas agent: not in ns-2.35",
@@ -93,5 +89,4 @@ def agent_for(cc: str, controllers: dict[str, str]) -> Agent:
         raise Unmapped(f"{cc} ({controllers[cc]}): only vegas with semantics=paper is "
                        "ns-2's Vegas agent")
     a, b, g = (p["alpha"], p["beta"], p["gamma"])
-    return Agent("Agent/TCP/Vegas", (("v_alpha_", a), ("v_beta_", b), ("v_gamma_", g)),
-                 f"Vegas ({a}, {b}, {g})")
+    return Agent("Agent/TCP/Vegas", (("v_alpha_", a), ("v_beta_", b), ("v_gamma_", g)))

@@ -19,10 +19,9 @@ from .script import VARIANTS
 def _cell(row: dict) -> str:
     if row["verdict"] == "not run":
         return "-"
-    if row["kind"] == "figure":
-        mark = " ✓" if row["verdict"] == "reproduced" else ""
-        return interval(row["ours"]) + mark
     mark = " ✓" if row["verdict"] == "reproduced" else ""
+    if row["kind"] == "figure":
+        return interval(row["ours"]) + mark
     return f"{row['holds']}/{row['of']}{mark}"
 
 
@@ -87,9 +86,6 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
         out += ["Not replayed (no stock ns-2 agent):", ""]
         out += [f"- `{r}`: {why}" for r, why in sorted(unmapped.items())]
         out.append("")
-    notes = scenario.doc.get("report", {}).get("ns2")
-    if notes:
-        out += [notes.strip(), ""]
     return out
 
 

@@ -144,11 +144,9 @@ def _measure(run: Run, variant: Variant, names: list[str]) -> list[str]:
     """Queue samples, completion polls and the RESULT line at the end."""
     files = [f for f in run.flows if f.bytes]
     timed = [f for f in run.flows if not f.bytes]
-    meta = {"flows": [{"flow": f.index, "start": f.start, "bytes": f.bytes,
-                       "size": size(f, variant),
-                       "pkts": -(-f.bytes // size(f, variant)) if f.bytes else None,
-                       "stop": f.start + f.duration if f.duration else None} for f in run.flows],
-            "links": names}
+    # what sim.py needs beside the counters: each flow's packet size and timed stop
+    meta = {"flows": [{"size": size(f, variant),
+                       "stop": f.start + f.duration if f.duration else None} for f in run.flows]}
     L = [f"set meta {{{json.dumps(meta)}}}",
          f"set links {{{' '.join(names)}}}",
          "foreach l $links { set hist($l) {} }",

@@ -35,6 +35,7 @@ struct vk_ca {
 	__u32 cnt_rtt;		/* samples in the current RTT */
 	struct vk_adapt adapt;	/* vegas_a/pipe: per-socket alpha, beta and Th' */
 	__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
+	struct vk_plus plus;	/* vegas_plus: mode, rate maximum, probe */
 	__u8 doing_vegas;	/* 1 in TCP_CA_Open */
 	__u8 ss_grow;		/* ss_every_other_rtt: this RTT grows the window */
 	__u8 counted;		/* init counted it in vk_stats: release may uncount it */
@@ -142,6 +143,7 @@ static __always_inline void vk_reset(struct sock *sk)
 	ca->base_rtt = VK_RTT_INF;
 	ca->ss_grow = 1;
 	ca->frac = 0;
+	ca->plus = (struct vk_plus){};	/* delay mode, no rate learnt: a new path */
 	/* Vegas-A/PIPE start each socket at the configured alpha, beta (seed 000, IV). */
 	ca->adapt = (struct vk_adapt){ .alpha = vk_params.alpha, .beta = vk_params.beta };
 	vk_enable(sk);
@@ -217,6 +219,8 @@ static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_p
 	e->th_prev_milli = vk_th_milli(before->prev_pkts, before->prev_rtt);
 	e->sent = s->sent;
 	e->outstanding = s->outstanding;
+	e->mode = d->mode;
+	e->foreign_milli = d->foreign_milli;
 	vk_event_submit(e);
 }
 
@@ -241,7 +245,7 @@ static __always_inline void vk_trace_ack(struct sock *sk, const struct ack_sampl
 	if (VK_VARIANT == VK_VEGAS_A || VK_VARIANT == VK_PIPE) {
 		e->alpha = ca->adapt.alpha;
 		e->beta = ca->adapt.beta;
-	} else if (VK_VARIANT == VK_VEGAS) {
+	} else if (VK_VARIANT == VK_VEGAS || VK_VARIANT == VK_VEGAS_PLUS) {
 		e->alpha = vk_params.alpha;
 		e->beta = vk_params.beta;
 	}
@@ -266,6 +270,7 @@ static __always_inline void vk_record(struct sock *sk, const struct vk_ca *ca,
 	f->beta = d->beta;
 	f->variant = VK_VARIANT;
 	f->last_rule = d->rule;
+	f->mode = d->mode;
 	f->decisions++;
 	if (d->rule < VK_NR_RULES)
 		f->rule_count[d->rule]++;
@@ -322,13 +327,14 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		.mss = tp->mss_cache,
 		.sent = vk_round_sent(tp, ca),
 		.outstanding = tp->packets_out,
+		.now_ms = (__u32)(tp->tcp_mstamp / 1000),
 	};
 
 	struct vk_adapt before = ca->adapt;
 
 	ca->beg_snd_nxt = tp->snd_nxt;	/* the extent of the next RTT */
 	vk_variant_decide(&p, &s, ca, &d);
-	if (d.rule == VK_RULE_RENO) {
+	if (d.rule == VK_RULE_RENO || d.rule == VK_RULE_COMPETE) {
 		tcp_reno_cong_avoid(sk, ack, acked);
 		d.cwnd = tp->snd_cwnd;
 		d.ssthresh = tp->snd_ssthresh;
@@ -388,6 +394,8 @@ void BPF_PROG(vk_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	}
 	if (vk_after(ack, ca->beg_snd_nxt)) {
 		vk_decide_rtt(sk, ack, acked);
+	} else if (VK_VARIANT == VK_VEGAS_PLUS && ca->plus.mode == VK_MODE_COMPETE) {
+		tcp_reno_cong_avoid(sk, ack, acked);	/* competitive mode: Reno per ACK */
 	} else if (vk_in_slow_start(tp->snd_cwnd, tp->snd_ssthresh) &&
 		   (!vk_params.ss_every_other_rtt || ca->ss_grow)) {
 		tp->snd_cwnd = vk_slow_start(tp->snd_cwnd, tp->snd_ssthresh, acked,

@@ -33,6 +33,7 @@ struct vk_sample {
 	__u32 sent;		/* packets sent in the round: rttLen = t_seqno_ - v_begseq_ */
 	__u32 outstanding;	/* packets out after this ACK (the agent's t_seqno_ -
 				 * last_ack_ is one more: vk_diff_agent()) */
+	__u32 now_ms;		/* vegas_plus: the host's clock (tcp_mstamp), ms */
 };
 
 /* Per-socket adaptive state of Vegas-A and PIPE: thresholds and Th' of the last decision. */
@@ -52,6 +53,8 @@ struct vk_decision {
 	__u32 alpha;		/* thresholds in force after the decision */
 	__u32 beta;
 	__s32 th_cmp;		/* vegas_a/pipe: sign of Th - Th' as compared */
+	__u32 mode;		/* enum vk_mode after the decision */
+	__s32 foreign_milli;	/* vegas_plus: the foreign queue, packets x 1000 */
 };
 
 VK_INLINE __u32 vk_min_u32(__u32 a, __u32 b) { return a < b ? a : b; }
@@ -259,6 +262,8 @@ VK_INLINE int vk_decision_begin(const struct vk_sample *s, struct vk_decision *d
 	d->alpha = 0;
 	d->beta = 0;
 	d->th_cmp = 0;
+	d->mode = VK_MODE_DELAY;
+	d->foreign_milli = 0;
 	if (s->cnt_rtt <= 2 || !s->base_rtt || s->rtt < s->base_rtt) {
 		/* "fewer than three samples: not enough to trust" (tcp_vegas.c) */
 		d->rule = VK_RULE_RENO;
@@ -483,6 +488,167 @@ VK_INLINE void vk_fr_decide(const struct vk_params *p, const struct vk_sample *s
 			d->ssthresh = vk_min_u32(s->ssthresh, vk_dec1(d->cwnd));
 		d->rule = VK_RULE_PROP;
 	}
+	vk_finish(s, d);
+}
+
+/*
+ * vegas_plus (ours, docs/DESIGN.md §3.11): per-socket state. The rate is the
+ * window the path carried per base RTT, cwnd*base/rtt, in thousandths of a
+ * packet; its windowed maximum is our best estimate of the bottleneck's rate
+ * as a window (the BDP), kept as the maximum of this epoch and the last.
+ */
+struct vk_plus {
+	__u64 rate_max[2];	/* this epoch's maximum, the last epoch's */
+	__u32 saved_cwnd;	/* competitive window, restored if a probe fails */
+	__u32 probe_epoch;	/* now_ms >> VK_PLUS_PROBE_SHIFT of the last probe */
+	__u8 mode;		/* enum vk_mode */
+	__u8 streak;		/* delay mode: consecutive rounds with a foreign queue */
+	__u8 probe_rounds;	/* probe: rounds at the drained window so far */
+	__u8 epoch_rounds;	/* delay mode: rounds in this rate epoch */
+};
+
+#define VK_PLUS_DETECT_ROUNDS	3	/* foreign queue held this long: a competitor */
+#define VK_PLUS_EPOCH_ROUNDS	64	/* rate maximum forgets after two such epochs */
+#define VK_PLUS_PROBE_SHIFT	11	/* probe every 2^11 ms = 2.048 s of the host clock */
+#define VK_PLUS_PROBE_ROUNDS	2	/* a round to drain, a round to measure */
+#define VK_PLUS_COUNT_CAP	(1u << 20)	/* keeps 1000 * count * rtt within 64 bits */
+
+/* cwnd*base/rtt in thousandths of a packet: the window the path delivered per base RTT. */
+VK_INLINE __u64 vk_plus_rate(__u32 cwnd, __u32 rtt, __u32 base)
+{
+	return rtt ? 1000ull * vk_min_u32(cwnd, VK_PLUS_COUNT_CAP) * base / rtt : 0;
+}
+
+/*
+ * The foreign queue, thousandths of a packet: the queue our best rate implies
+ * for this round's queueing delay, rate_max*(rtt-base)/base, less our own
+ * backlog, cwnd*(rtt-base)/rtt. Alone, our rate is the path's and the two
+ * agree; beside a flow that holds the buffer our rate falls while the delay
+ * stays, and the difference is the queue that is not ours.
+ */
+VK_INLINE __s32 vk_plus_foreign(__u64 rate_max, __u32 cwnd, __u32 rtt, __u32 base)
+{
+	__u64 total, own;
+
+	if (rtt <= base || !base)
+		return 0;
+	total = vk_min_u64(rate_max, 1000ull * VK_PLUS_COUNT_CAP) * (rtt - base) / base;
+	own = 1000ull * vk_min_u32(cwnd, VK_PLUS_COUNT_CAP) * (rtt - base) / rtt;
+	return total > own ? vk_sat_s32(total - own) : 0;
+}
+
+/*
+ * vegas_plus, once per RTT (docs/DESIGN.md §3.11):
+ *
+ *   delay    the Vegas band on our own backlog, exactly: below alpha cwnd+1,
+ *            above beta cwnd-1, else hold; slow start as the family's. A
+ *            foreign queue >= foreign_max for 3 rounds -> compete.
+ *   compete  Reno's AIMD (the caller grows the window per ACK, the kernel
+ *            halves it on loss). At each 2.048 s boundary of the host clock,
+ *            probe: the window becomes cwnd*base/rtt + alpha, what delay mode
+ *            would hold alone.
+ *   probe    two rounds at that window; then if our backlog is at most
+ *            beta+1, the queue drained: nobody else holds it -> delay (keep
+ *            the window, relearn the rate from it); else -> compete with the
+ *            window restored.
+ *
+ * The probe's schedule is the host's clock, not the flow's: every vegas_plus
+ * flow of a host probes in the same rounds, so flows of ours that compete
+ * with each other drain together and see that no buffer-filler is left.
+ */
+VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample *s,
+			      struct vk_plus *st, struct vk_decision *d)
+{
+	__u32 epoch = s->now_ms >> VK_PLUS_PROBE_SHIFT;
+	__u64 rate, rate_max;
+	__s32 foreign;
+	int lo, hi;
+
+	d->alpha = p->alpha;
+	d->beta = p->beta;
+	if (!vk_decision_begin(s, d)) {
+		if (st->mode == VK_MODE_PROBE)
+			d->rule = VK_RULE_PROBE;	/* no growth while probing */
+		d->mode = st->mode;
+		return;
+	}
+	rate = vk_plus_rate(s->cwnd, s->rtt, s->base_rtt);
+	d->diff = vk_sat_diff((__s64)vk_diff_backlog(s->cwnd, s->rtt, s->base_rtt));
+
+	if (st->mode == VK_MODE_DELAY && vk_slow_start_decide(p, s, (__u64)d->diff, d)) {
+		d->mode = st->mode;
+		vk_finish(s, d);
+		return;
+	}
+	/* the rate maximum: every round outside slow start; epochs turn in delay mode only,
+	 * so a long competition does not teach it our share as the path's rate */
+	if (rate > st->rate_max[0])
+		st->rate_max[0] = rate;
+	if (st->mode == VK_MODE_DELAY && ++st->epoch_rounds >= VK_PLUS_EPOCH_ROUNDS) {
+		st->rate_max[1] = st->rate_max[0];
+		st->rate_max[0] = rate;
+		st->epoch_rounds = 0;
+	}
+	rate_max = st->rate_max[0] > st->rate_max[1] ? st->rate_max[0] : st->rate_max[1];
+	foreign = vk_plus_foreign(rate_max, s->cwnd, s->rtt, s->base_rtt);
+	d->foreign_milli = foreign;
+
+	if (st->mode == VK_MODE_DELAY) {
+		if (p->compete && (__u64)foreign >= 1000ull * p->foreign_max)
+			st->streak++;
+		else
+			st->streak = 0;
+		if (st->streak >= VK_PLUS_DETECT_ROUNDS) {
+			st->mode = VK_MODE_COMPETE;
+			st->streak = 0;
+			st->probe_epoch = epoch;	/* the first probe at the next boundary */
+			d->ssthresh = s->cwnd;		/* Reno's additive growth from here */
+			d->rule = VK_RULE_TO_COMPETE;
+		} else {
+			lo = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->alpha);
+			hi = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->beta);
+			if (hi > 0) {
+				d->cwnd = vk_dec1(s->cwnd);
+				d->ssthresh = vk_min_u32(s->ssthresh, vk_dec1(d->cwnd));
+				d->rule = VK_RULE_DEC;
+			} else if (lo < 0) {
+				d->cwnd = s->cwnd + 1;
+				d->rule = VK_RULE_INC;
+			} else {
+				d->rule = VK_RULE_HOLD;
+			}
+		}
+	} else if (st->mode == VK_MODE_COMPETE) {
+		if (epoch != st->probe_epoch) {
+			st->probe_epoch = epoch;
+			st->saved_cwnd = s->cwnd;
+			st->mode = VK_MODE_PROBE;
+			st->probe_rounds = 0;
+			d->cwnd = (__u32)vk_min_u64((__u64)s->cwnd * s->base_rtt / s->rtt + p->alpha,
+						    s->cwnd);
+			d->ssthresh = vk_min_u32(s->ssthresh, d->cwnd);	/* no slow start */
+			d->rule = VK_RULE_PROBE;
+		} else {
+			d->rule = VK_RULE_COMPETE;
+		}
+	} else if (++st->probe_rounds < VK_PLUS_PROBE_ROUNDS) {
+		d->rule = VK_RULE_PROBE;
+	} else if (vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->beta + 1) <= 0 || !p->compete) {
+		/* the probe's window leaves alpha of ours queued if the queue is ours
+		 * alone: it drained, so whatever filled it has gone. Its rate is the
+		 * path's now (a slower path would otherwise look foreign for two epochs). */
+		st->mode = VK_MODE_DELAY;
+		st->streak = 0;
+		st->epoch_rounds = 0;
+		st->rate_max[0] = st->rate_max[1] = rate;
+		d->ssthresh = vk_dec1(s->cwnd);
+		d->rule = VK_RULE_TO_DELAY;
+	} else {
+		st->mode = VK_MODE_COMPETE;
+		d->cwnd = vk_max_u32(st->saved_cwnd, s->cwnd);
+		d->rule = VK_RULE_PROBE_FAIL;
+	}
+	d->mode = st->mode;
 	vk_finish(s, d);
 }
 

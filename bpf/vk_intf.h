@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define VK_PARAMS_MAGIC		0x564b5033u	/* "VKP3": layout version 3 */
+#define VK_PARAMS_MAGIC		0x564b5034u	/* "VKP4": layout version 4 */
 #define VK_NAME_MAX		16		/* TCP_CA_NAME_MAX, with the NUL */
 
 /*
@@ -31,7 +31,8 @@
 	X(VK_VEGAS,	vegas,		"Brakmo/Peterson as in Linux tcp_vegas.c")	\
 	X(VK_VEGAS_A,	vegas_a,	"Vegas-A (Srijith, Jacob, Ananda), section IV")\
 	X(VK_PIPE,	pipe,		"TCP PIPE (Seshadri, Penchalaiah), section IV")\
-	X(VK_VEGAS_FR,	vegas_fr,	"byte-based proportional Vegas (Improving the Fairness ... of TCP-Vegas)")
+	X(VK_VEGAS_FR,	vegas_fr,	"byte-based proportional Vegas (Improving the Fairness ... of TCP-Vegas)")\
+	X(VK_VEGAS_PLUS, vegas_plus,	"ours: Vegas band, a competitive mode against buffer-fillers (docs/DESIGN.md 3.11)")
 
 #define VK_ENUM_ID(id, ...) id,
 enum vk_variant {
@@ -51,7 +52,12 @@ enum vk_variant {
 	X(VK_RULE_HOLD,		hold,		"cwnd unchanged")		\
 	X(VK_RULE_INC_ADAPT,	inc_adapt,	"vegas_a/pipe: cwnd+1, alpha+1, beta+1") \
 	X(VK_RULE_DEC_ADAPT,	dec_adapt,	"vegas_a/pipe: cwnd-1, alpha-1, beta-1") \
-	X(VK_RULE_PROP,		prop,		"vegas_fr: proportional step k*(R-Q)/mss")
+	X(VK_RULE_PROP,		prop,		"vegas_fr: proportional step k*(R-Q)/mss") \
+	X(VK_RULE_TO_COMPETE,	to_compete,	"vegas_plus: a foreign queue above foreign_max for 3 rounds: competitive mode") \
+	X(VK_RULE_COMPETE,	compete,	"vegas_plus, competitive mode: Reno growth") \
+	X(VK_RULE_PROBE,	probe,		"vegas_plus, competitive mode: drain to the delay-mode window, two rounds") \
+	X(VK_RULE_PROBE_FAIL,	probe_fail,	"vegas_plus: the probe's backlog stayed above beta+1: window restored, competitive") \
+	X(VK_RULE_TO_DELAY,	to_delay,	"vegas_plus: the probe drained the queue to beta+1 of ours: delay mode")
 
 enum vk_rule {
 	VK_RULES(VK_ENUM_ID)
@@ -73,6 +79,17 @@ enum vk_rule {
 enum vk_semantics {
 	VK_SEMANTICS(VK_ENUM_ID)
 	VK_NR_SEMANTICS,
+};
+
+/* vegas_plus's modes (docs/DESIGN.md §3.11); every other variant is always in delay. */
+#define VK_MODES(X)								\
+	X(VK_MODE_DELAY,	delay,		"the Vegas band on its own backlog") \
+	X(VK_MODE_COMPETE,	compete,	"Reno's AIMD, against a buffer-filling flow") \
+	X(VK_MODE_PROBE,	probe,		"two rounds at the delay-mode window: is the queue still foreign?")
+
+enum vk_mode {
+	VK_MODES(VK_ENUM_ID)
+	VK_NR_MODES,
 };
 
 /* The kernel's congestion states (enum tcp_ca_state), by value, as we print them. */
@@ -125,6 +142,9 @@ struct vk_params {
 	__u32 half_packet;	/* vegas_fr: 1 adds mss/2 to Q (seed 004, section V) */
 	__u32 th_tie_milli;	/* vegas_a/pipe, semantics=paper: Th ties within this
 				 * many thousandths of a packet per round */
+	__u32 foreign_max;	/* vegas_plus: packets of foreign queue that, held for
+				 * 3 rounds, mean a buffer-filling competitor */
+	__u32 compete;		/* vegas_plus: 0 never leaves delay mode (the ablation) */
 };
 
 /* What the controllers emit into the shared ring buffer (vk_events). */
@@ -161,7 +181,7 @@ struct vk_flow {
 	__u32 beta;
 	__u32 variant;
 	__u32 last_rule;
-	__u32 pad;
+	__u32 mode;		/* enum vk_mode (vegas_plus; delay for the others) */
 	__u64 decisions;
 	__u64 rule_count[VK_NR_RULES];
 };
@@ -266,6 +286,8 @@ struct vk_event {
 	__u64 th_prev_milli;
 	__u32 sent;		/* decision: packets sent in the round (ns-2 rttLen) */
 	__u32 outstanding;	/* decision: tp->packets_out after the ACK */
+	__u32 mode;		/* decision: enum vk_mode after it (vegas_plus) */
+	__s32 foreign_milli;	/* decision: vegas_plus's foreign queue, packets x 1000 */
 };
 
 #endif /* VK_INTF_H */

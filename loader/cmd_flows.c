@@ -50,12 +50,12 @@ static void print_rec(const struct vk_flow_rec *r, bool json, bool first)
 		printf("%s{\"netns\":%u,\"saddr\":\"%s\",\"sport\":%u,\"daddr\":\"%s\",\"dport\":%u,"
 		       "\"ca\":\"%s\",\"state\":\"%s\",\"cwnd\":%u,\"srtt_us\":%u,\"base_rtt_us\":%u,"
 		       "\"rtt_us\":%u,\"diff\":%d,\"alpha\":%u,\"beta\":%u,\"decision_cwnd\":%u,"
-		       "\"last_rule\":\"%s\",\"decisions\":%llu,\"rules\":{",
+		       "\"last_rule\":\"%s\",\"mode\":\"%s\",\"decisions\":%llu,\"rules\":{",
 		       first ? "" : ",", r->id.netns, src, r->id.sport, dst, r->id.dport,
 		       vk_json_escape(ca, sizeof(ca), r->id.ca, sizeof(r->id.ca)),
 		       vk_ca_state_name(r->id.ca_state), r->snd_cwnd, r->srtt_us, f->base_rtt_us,
 		       f->rtt_us, f->diff, f->alpha, f->beta, f->cwnd, vk_rule_name(f->last_rule),
-		       (unsigned long long)f->decisions);
+		       vk_mode_name(f->mode), (unsigned long long)f->decisions);
 		for (int i = 1; i < VK_NR_RULES; i++)
 			printf("%s\"%s\":%llu", i > 1 ? "," : "", vk_rule_name(i),
 			       (unsigned long long)f->rule_count[i]);

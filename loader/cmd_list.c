@@ -18,7 +18,7 @@ static int print_variants(bool json, char *err)
 {
 	struct vk_params def;
 
-	printf(json ? "{\"variants\":[" : "VARIANT   DEFAULT NAME  SOURCE\n");
+	printf(json ? "{\"variants\":[" : "VARIANT    DEFAULT NAME   SOURCE\n");
 	for (size_t i = 0; i < vk_nr_variants; i++) {
 		const struct vk_variant_desc *v = &vk_variants[i];
 
@@ -32,7 +32,7 @@ static int print_variants(bool json, char *err)
 			vk_presets_print(stdout, v->id, true);
 			printf("}");
 		} else {
-			printf("%-9s %-13s %s\n  defaults: ", v->name, v->ca_name, v->source);
+			printf("%-10s %-14s %s\n  defaults: ", v->name, v->ca_name, v->source);
 			vk_params_print(stdout, &def, false);
 			printf("\n  presets:\n");
 			vk_presets_print(stdout, v->id, false);

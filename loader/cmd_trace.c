@@ -58,7 +58,7 @@ static void on_signal(int sig)
 static const char csv_header[] =
 	"time_s,type,netns,saddr,sport,daddr,dport,ca,state,cwnd,ssthresh,in_flight,rtt_us,"
 	"base_rtt_us,cnt_rtt,diff,alpha,beta,th,th_prev,cwnd_after,ssthresh_after,rule,th_cmp,"
-	"sent,outstanding\n";
+	"sent,outstanding,mode,foreign\n";
 
 static int handle(void *arg, void *data, size_t size)
 {
@@ -90,18 +90,19 @@ static int handle(void *arg, void *data, size_t size)
 	if (t->json && dec)
 		printf(",\"diff\":%d,\"alpha\":%u,\"beta\":%u,\"th\":%.3f,\"th_prev\":%.3f,"
 		       "\"cwnd_after\":%u,\"ssthresh_after\":%u,\"rule\":\"%s\",\"th_cmp\":%d,"
-		       "\"sent\":%u,\"outstanding\":%u}\n",
+		       "\"sent\":%u,\"outstanding\":%u,\"mode\":\"%s\",\"foreign\":%.3f}\n",
 		       e->diff, e->alpha, e->beta, e->th_milli / 1000.0, e->th_prev_milli / 1000.0,
 		       e->cwnd_after, e->ssthresh_after, vk_rule_name(e->rule), e->th_cmp, e->sent,
-		       e->outstanding);
+		       e->outstanding, vk_mode_name(e->mode), e->foreign_milli / 1000.0);
 	else if (t->json)
 		printf(",\"alpha\":%u,\"beta\":%u}\n", e->alpha, e->beta);
 	else if (dec)
-		printf(",%d,%u,%u,%.3f,%.3f,%u,%u,%s,%d,%u,%u\n", e->diff, e->alpha, e->beta,
-		       e->th_milli / 1000.0, e->th_prev_milli / 1000.0, e->cwnd_after,
-		       e->ssthresh_after, vk_rule_name(e->rule), e->th_cmp, e->sent, e->outstanding);
+		printf(",%d,%u,%u,%.3f,%.3f,%u,%u,%s,%d,%u,%u,%s,%.3f\n", e->diff, e->alpha,
+		       e->beta, e->th_milli / 1000.0, e->th_prev_milli / 1000.0, e->cwnd_after,
+		       e->ssthresh_after, vk_rule_name(e->rule), e->th_cmp, e->sent, e->outstanding,
+		       vk_mode_name(e->mode), e->foreign_milli / 1000.0);
 	else
-		printf(",,%u,%u,,,,,,,,\n", e->alpha, e->beta);
+		printf(",,%u,%u,,,,,,,,,,\n", e->alpha, e->beta);
 	t->printed++;
 	if (t->count > 0 && --t->count == 0)
 		stop = 1;

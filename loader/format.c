@@ -25,6 +25,13 @@ const char *vk_semantics_name(__u32 sem)
 	return sem < VK_NR_SEMANTICS ? names[sem] : "?";
 }
 
+const char *vk_mode_name(__u32 mode)
+{
+	static const char *const names[VK_NR_MODES] = { VK_MODES(NAME) };
+
+	return mode < VK_NR_MODES ? names[mode] : "?";
+}
+
 const char *vk_ca_state_name(__u8 state)
 {
 	static const char *const names[VK_NR_CA_STATES] = { VK_CA_STATES(NAME) };

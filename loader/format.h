@@ -28,6 +28,7 @@ void vk_format_addr(const __u8 addr[16], char *buf, size_t n);
 const char *vk_rule_name(__u32 rule);
 const char *vk_ca_state_name(__u8 state);
 const char *vk_semantics_name(__u32 sem);
+const char *vk_mode_name(__u32 mode);
 /* One instance as `list`, `show` and `load --json` print it (a line, or an object). */
 void vk_print_instance(const struct vk_instance *in, bool json);
 

@@ -9,8 +9,9 @@
 #include "params.h"
 #include "variants.h"
 
-#define ALL	((1u << VK_VEGAS) | (1u << VK_VEGAS_A) | (1u << VK_PIPE) | (1u << VK_VEGAS_FR))
-#define THRESH	((1u << VK_VEGAS) | (1u << VK_VEGAS_A) | (1u << VK_PIPE))
+#define ALL	((1u << VK_NR_VARIANTS) - 1)
+#define PLUS	(1u << VK_VEGAS_PLUS)
+#define THRESH	((1u << VK_VEGAS) | (1u << VK_VEGAS_A) | (1u << VK_PIPE) | PLUS)
 #define ADAPT	((1u << VK_VEGAS_A) | (1u << VK_PIPE))
 #define FR	(1u << VK_VEGAS_FR)
 #define OFF(f)	offsetof(struct vk_params, f)
@@ -30,10 +31,14 @@ const struct vk_param_desc vk_param_descs[] = {
 	  "window cut on loss: 2 halves (Linux), 4 cuts by 1/4 (original Vegas)" },
 	{ "th_tie", VK_P_FRAC, OFF(th_tie_milli), ADAPT,
 	  "semantics=paper: Th and Th' tie within this many packets per round (default 0.5)" },
-	{ "semantics", VK_P_SEM, OFF(semantics), ALL,
+	{ "semantics", VK_P_SEM, OFF(semantics), ALL & ~PLUS,
 	  "exact: round's min RTT, exact fractions (Linux); paper: the papers' ns-2 agent" },
 	{ "half_packet", VK_P_BOOL, OFF(half_packet), FR,
 	  "1: Q carries the half-packet correction of seed 004, section V" },
+	{ "foreign_max", VK_P_COUNT, OFF(foreign_max), PLUS,
+	  "foreign queue, packets, that held 3 rounds means a buffer-filler (competitive mode)" },
+	{ "compete", VK_P_BOOL, OFF(compete), PLUS,
+	  "1: switch to competitive mode against buffer-fillers; 0: delay mode only" },
 	{ "keep_base_rtt", VK_P_BOOL, OFF(keep_base_rtt), ALL,
 	  "1: a socket swapped in from another vegaskit controller keeps its baseRTT" },
 };
@@ -246,6 +251,11 @@ int vk_params_validate(const struct vk_params *p, char *err)
 				 p->alpha_max, p->alpha);
 			return -1;
 		}
+	}
+	if (p->variant == VK_VEGAS_PLUS && p->foreign_max < 1) {
+		/* 0 would take any queueing delay for a competitor's queue */
+		snprintf(err, VK_ERR_MAX, "foreign_max must be >= 1 packet");
+		return -1;
 	}
 	if (p->variant == VK_VEGAS_FR) {
 		/* vegas_fr: Q carries +mss/2, so R <= mss/2 could never be met. */

@@ -58,6 +58,7 @@ def generate(header: str) -> str:
     semantics = x_list(header, "VK_SEMANTICS")
     rules = x_list(header, "VK_RULES")
     states = x_list(header, "VK_CA_STATES")
+    modes = x_list(header, "VK_MODES")
     return "\n".join([
         '"""Generated from bpf/vk_intf.h by tools/gen_intf.py: do not edit."""',
         "",
@@ -69,6 +70,8 @@ def generate(header: str) -> str:
         f"RULES = {tuple(n for _, n, _ in rules)!r}",
         "# the kernel's congestion states by number, as vegasctl prints them",
         f"CA_STATES = {tuple(n for _, n, _ in states)!r}",
+        "# vegas_plus's modes by number (trace records, flows)",
+        f"MODES = {tuple(n for _, n, _ in modes)!r}",
         "# how a decision reads its measurements (the semantics parameter), by number",
         f"SEMANTICS = {tuple(n for _, n, _ in semantics)!r}",
         "# struct vk_params, every field a __u32, in order",

@@ -58,3 +58,9 @@ void vkt_fr_decide(const struct vk_params *p, const struct vk_sample *s, __s32 *
 {
 	vk_fr_decide(p, s, frac, d);
 }
+
+void vkt_plus_decide(const struct vk_params *p, const struct vk_sample *s, struct vk_plus *st,
+		     struct vk_decision *d)
+{
+	vk_plus_decide(p, s, st, d);
+}

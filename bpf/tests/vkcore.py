@@ -16,6 +16,7 @@ VARIANT = {name.upper(): i for i, name in enumerate(intf.VARIANTS)}
 
 
 SEMANTICS = {name: i for i, name in enumerate(intf.SEMANTICS)}
+MODE = {name.upper(): i for i, name in enumerate(intf.MODES)}
 
 
 class Params(C.Structure):
@@ -25,7 +26,7 @@ class Params(C.Structure):
 class Sample(C.Structure):
     _fields_ = [(n, C.c_uint32) for n in (
         "cwnd", "ssthresh", "cwnd_clamp", "base_rtt", "rtt", "cnt_rtt", "acked", "ss_grow",
-        "mss", "sent", "outstanding")]
+        "mss", "sent", "outstanding", "now_ms")]
 
 
 class Adapt(C.Structure):
@@ -35,7 +36,14 @@ class Adapt(C.Structure):
 class Decision(C.Structure):
     _fields_ = [("cwnd", C.c_uint32), ("ssthresh", C.c_uint32), ("diff", C.c_int32),
                 ("rule", C.c_uint32), ("alpha", C.c_uint32), ("beta", C.c_uint32),
-                ("th_cmp", C.c_int32)]
+                ("th_cmp", C.c_int32), ("mode", C.c_uint32), ("foreign_milli", C.c_int32)]
+
+
+class Plus(C.Structure):
+    """struct vk_plus: vegas_plus's per-socket state."""
+    _fields_ = [("rate_max", C.c_uint64 * 2), ("saved_cwnd", C.c_uint32),
+                ("probe_epoch", C.c_uint32), ("mode", C.c_uint8), ("streak", C.c_uint8),
+                ("probe_rounds", C.c_uint8), ("epoch_rounds", C.c_uint8)]
 
 
 lib = C.CDLL(str(LIB))
@@ -61,7 +69,7 @@ INF_SSTHRESH = 0x7FFFFFFF      # TCP_INFINITE_SSTHRESH
 def params(variant: str = "VEGAS", **kw) -> Params:
     base = dict(magic=intf.PARAMS_MAGIC, variant=VARIANT[variant], alpha=2, beta=4, gamma=1,
                 alpha_max=64, loss_cut=2, ref_bytes=4500, gain_milli=500, half_packet=1,
-                th_tie_milli=500)
+                th_tie_milli=500, foreign_max=8, compete=1)
     if isinstance(kw.get("semantics"), str):
         kw["semantics"] = SEMANTICS[kw["semantics"]]
     base.update(kw)
@@ -124,4 +132,11 @@ def fr(p: Params, s: Sample, frac: C.c_int32) -> Decision:
     """vegas_fr; `frac` is the fractional accumulator (1/1024 packet), updated in place."""
     d = Decision()
     lib.vkt_fr_decide(C.byref(p), C.byref(s), C.byref(frac), C.byref(d))
+    return d
+
+
+def plus(p: Params, s: Sample, st: Plus) -> Decision:
+    """vegas_plus; `st` is the socket's state, updated in place."""
+    d = Decision()
+    lib.vkt_plus_decide(C.byref(p), C.byref(s), C.byref(st), C.byref(d))
     return d

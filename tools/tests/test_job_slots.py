@@ -3,6 +3,7 @@ a slot, so never an instance name (cli/results.py, testbed/leftovers.py)."""
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 from vegaskit.testbed import leftovers, runner
 
@@ -39,7 +40,13 @@ def test_a_slot_held_by_another_process_is_skipped_until_it_dies(tmp_path, monke
     os.close(fd)
 
 
-def test_every_slot_keeps_the_longest_instance_name_legal():
-    longest = max(runner.intf.CONTROLLERS, key=len)
-    for label in runner.SLOT_LABELS:
-        assert len(f"{longest}.j{label}") < runner.intf.NAME_MAX
+def test_every_slot_keeps_every_instance_name_legal_and_distinct():
+    """bpf_vegas_plus.jL would be 17 characters: it runs as vegas_plus.jL."""
+    run = SimpleNamespace(flows=[SimpleNamespace(cc=c) for c in runner.intf.CONTROLLERS],
+                          controllers={})
+    for job in range(1, len(runner.SLOT_LABELS) + 1):
+        names = runner.instance_names(run, job)
+        assert all(len(n) < runner.intf.NAME_MAX for n in names.values())
+        assert len(set(names.values())) == len(names)
+    assert runner.instance_names(run, 1)["bpf_vegas_plus"] == "vegas_plus.j1"
+    assert runner.instance_names(run, 1)["bpf_vegas"] == "bpf_vegas.j1"

@@ -55,11 +55,14 @@ def instance_names(run: Run, job: int) -> dict[str, str]:
     """The controller instance each of the run's ccs runs on. Job 0 uses the
     names themselves; job N > 0, one of several runs at once, its own
     instances, NAME.jL (L = SLOT_LABELS[N - 1]), so that no run unloads a
-    controller another still uses."""
+    controller another still uses; a name too long for that loses its bpf_
+    prefix (bpf_vegas_plus.j1 would be 17 characters, vegas_plus.j1 is 13)."""
     out = {}
     for cc in sorted({f.cc for f in run.flows}):
         ours = cc in run.controllers or variant_of(cc)
         out[cc] = f"{cc}.j{SLOT_LABELS[job - 1]}" if ours and job else cc
+        if len(out[cc]) >= intf.NAME_MAX and cc.startswith("bpf_"):
+            out[cc] = f"{cc.removeprefix('bpf_')}.j{SLOT_LABELS[job - 1]}"
         if len(out[cc]) >= intf.NAME_MAX:
             raise RuntimeError(f"controller name '{cc}' is too long for job {job}'s "
                                f"instance '{out[cc]}' (at most {intf.NAME_MAX - 1} characters)")

@@ -24,7 +24,7 @@ def parse_csv(text: str) -> list[dict]:
             if r.get(k) not in (None, ""):
                 r[k] = int(r[k])
         r["time_s"] = float(r["time_s"])
-        for k in ("th", "th_prev"):
+        for k in ("th", "th_prev", "foreign"):
             if r.get(k):
                 r[k] = float(r[k])
         rows.append(r)

@@ -1,0 +1,190 @@
+"""vegas_plus's rule (vk_plus_decide in bpf/vk_core.h; docs/DESIGN.md §3.11),
+driven through build/libvkcore.so: the delay-mode band, the foreign-queue
+detector, the probe, and the whole mode cycle on a fluid model of one
+bottleneck."""
+from __future__ import annotations
+
+from vkcore import MODE, RULE, Plus, params, plus, sample
+
+BASE = 20_000          # us
+P = params("VEGAS_PLUS", alpha=3, beta=3)
+
+
+def decide(st: Plus, p=P, **kw):
+    kw.setdefault("base_rtt", BASE)
+    kw.setdefault("ssthresh", 2)        # congestion avoidance unless a test says otherwise
+    return plus(p, sample(**kw), st)
+
+
+def test_delay_band_on_own_backlog_exactly():
+    """Delay mode compares cwnd*(rtt-base)/rtt with alpha and beta exactly."""
+    # backlog 33 * 2000/22000 = 3.0 exactly: the band (alpha = beta = 3) holds
+    assert decide(Plus(), cwnd=33, rtt=22_000).rule == RULE["HOLD"]
+    # 2.73 packets: below alpha
+    assert decide(Plus(), cwnd=30, rtt=22_000).rule == RULE["INC"]
+    d = decide(Plus(), cwnd=34, rtt=22_000)      # 3.09: above beta
+    assert (d.rule, d.cwnd, d.mode) == (RULE["DEC"], 33, MODE["DELAY"])
+
+
+def test_slow_start_is_the_familys():
+    d = decide(Plus(), cwnd=10, rtt=BASE + 100, ssthresh=1000)
+    assert d.rule == RULE["SS_GROW"]
+    d = decide(Plus(), cwnd=40, rtt=BASE + 10_000, ssthresh=1000)   # backlog 13 > gamma
+    assert d.rule == RULE["SS_EXIT"] and d.cwnd == 40 * BASE // (BASE + 10_000) + 1
+
+
+def learn_alone(st: Plus, bdp: int = 50) -> None:
+    """Rounds alone on a path of `bdp` packets per base RTT, 3 of ours queued."""
+    for _ in range(5):
+        decide(st, cwnd=bdp + 3, rtt=BASE * (bdp + 3) // bdp)
+
+
+def test_a_foreign_queue_for_three_rounds_means_compete():
+    """Beside a buffer-filler our rate falls while the delay stays: the queue
+    our best rate implies, less our own backlog, is foreign; 3 rounds of it
+    at >= foreign_max packets switch to competitive mode."""
+    st = Plus()
+    learn_alone(st)
+    rules = []
+    for _ in range(3):
+        # 10 packets over 2 base RTTs: the queue is 50 packets, 5 of them ours
+        d = decide(st, cwnd=10, rtt=2 * BASE, now_ms=100)
+        rules.append(d.rule)
+    assert rules == [RULE["DEC"], RULE["DEC"], RULE["TO_COMPETE"]]
+    assert d.foreign_milli == 45_000            # 50 implied - 5 own
+    assert (d.mode, st.mode, d.ssthresh) == (MODE["COMPETE"], MODE["COMPETE"], 10)
+
+
+def test_compete_off_never_leaves_delay_mode():
+    st = Plus()
+    learn_alone(st)
+    for _ in range(10):
+        d = decide(st, params("VEGAS_PLUS", alpha=3, beta=3, compete=0), cwnd=10, rtt=2 * BASE)
+        assert d.mode == MODE["DELAY"] and d.foreign_milli == 45_000
+
+
+def test_a_short_foreign_queue_is_not_competition():
+    """Two rounds of foreign queue then none: the streak starts over."""
+    st = Plus()
+    learn_alone(st)
+    decide(st, cwnd=10, rtt=2 * BASE)
+    decide(st, cwnd=10, rtt=2 * BASE)
+    decide(st, cwnd=53, rtt=BASE * 53 // 50)
+    assert decide(st, cwnd=10, rtt=2 * BASE).mode == MODE["DELAY"]
+
+
+def competing(now_ms: int = 100) -> Plus:
+    st = Plus()
+    learn_alone(st)
+    for _ in range(3):
+        decide(st, cwnd=10, rtt=2 * BASE, now_ms=now_ms)
+    assert st.mode == MODE["COMPETE"]
+    return st
+
+
+def test_compete_rounds_grow_as_reno_until_the_clock_says_probe():
+    st = competing(now_ms=100)
+    assert decide(st, cwnd=30, rtt=2 * BASE, now_ms=2000).rule == RULE["COMPETE"]
+    d = decide(st, cwnd=30, rtt=2 * BASE, now_ms=2048)      # the host clock's boundary
+    assert (d.rule, d.mode) == (RULE["PROBE"], MODE["PROBE"])
+    assert d.cwnd == 30 * BASE // (2 * BASE) + 3            # what delay mode would hold alone
+    assert d.ssthresh <= d.cwnd                             # no slow start while probing
+
+
+def test_a_probe_that_still_sees_a_foreign_queue_restores_the_window():
+    st = competing()
+    decide(st, cwnd=30, rtt=2 * BASE, now_ms=2048)          # probe: cwnd 18
+    assert decide(st, cwnd=18, rtt=2 * BASE, now_ms=2100).rule == RULE["PROBE"]
+    d = decide(st, cwnd=18, rtt=2 * BASE, now_ms=2150)      # the queue stayed: not ours
+    assert (d.rule, d.mode, d.cwnd) == (RULE["PROBE_FAIL"], MODE["COMPETE"], 30)
+
+
+def test_a_probe_that_drains_the_queue_returns_to_delay_mode():
+    st = competing()
+    decide(st, cwnd=100, rtt=2 * BASE, now_ms=2048)         # probe: cwnd 53
+    decide(st, cwnd=53, rtt=2 * BASE, now_ms=2100)
+    d = decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=2150)   # drained to our 3 packets
+    assert (d.rule, d.mode, d.cwnd) == (RULE["TO_DELAY"], MODE["DELAY"], 53)
+    assert d.ssthresh < d.cwnd                              # delay mode, not slow start
+
+
+def test_too_few_samples_while_probing_do_not_grow_the_window():
+    st = competing()
+    decide(st, cwnd=30, rtt=2 * BASE, now_ms=2048)
+    d = decide(st, cwnd=18, rtt=2 * BASE, cnt_rtt=1, now_ms=2100)
+    assert (d.rule, d.cwnd) == (RULE["PROBE"], 18)
+    d = decide(Plus(), cwnd=18, rtt=2 * BASE, cnt_rtt=1)
+    assert d.rule == RULE["RENO"]                           # delay mode: the family's fallback
+
+
+def test_the_rate_maximum_forgets_after_two_epochs_of_delay_mode():
+    """A path that got twice slower: the old rate leaves the maximum within two
+    epochs of 64 rounds, so our own queue stops looking (partly) foreign."""
+    st = Plus()
+    learn_alone(st, bdp=100)
+    ds = [decide(st, cwnd=53, rtt=BASE * 53 // 50) for _ in range(130)]
+    assert ds[0].foreign_milli == 3000 and ds[-1].foreign_milli == 0
+    assert all(d.mode == MODE["DELAY"] for d in ds)
+
+
+def test_a_much_slower_path_costs_one_probe_period_in_compete():
+    """Four times slower: our own 3 packets look like 12 at the old rate, so
+    delay mode takes them for a competitor's; the first probe drains to our
+    band, returns to delay mode and relearns the rate from the probe."""
+    st = Plus()
+    learn_alone(st, bdp=200)
+    assert [decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=10).mode
+            for _ in range(3)][-1] == MODE["COMPETE"]
+    decide(st, cwnd=60, rtt=BASE * 60 // 50, now_ms=2048)   # probe: 60/1.2 + 3 = 53
+    decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=2100)
+    d = decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=2150)
+    assert (d.rule, d.mode) == (RULE["TO_DELAY"], MODE["DELAY"])
+    assert decide(st, cwnd=53, rtt=BASE * 53 // 50).foreign_milli == 0
+
+
+def fluid(rounds: int, reno_from: int | None, reno_until: int | None,
+          bdp: int = 50, buffer: int = 50) -> list[tuple[int, int, int, int]]:
+    """One bottleneck, our flow and optionally a Reno flow, one step per round
+    of ours: the queue is the windows' excess over the BDP, the RTT its
+    drain time plus the base; an overflow halves both windows (drop-tail,
+    same RTT). Returns (round, mode, our cwnd, queue) per round."""
+    st, cwnd, ssthresh, reno, now, out = Plus(), 10, 1 << 30, 0, 0.0, []
+    for i in range(rounds):
+        if reno_from is not None and i == reno_from:
+            reno = 10
+        if reno_until is not None and i == reno_until:
+            reno = 0
+        if cwnd + reno > bdp + buffer:          # overflow: both halve
+            cwnd, reno = max(cwnd // 2, 2), reno // 2
+            ssthresh = cwnd
+        queue = max(0, cwnd + reno - bdp)
+        rtt = BASE * (bdp + queue) // bdp
+        now += rtt / 1000
+        d = decide(st, cwnd=cwnd, rtt=rtt, ssthresh=ssthresh, cnt_rtt=max(cwnd, 3),
+                   now_ms=int(now))
+        if d.rule in (RULE["RENO"], RULE["COMPETE"]):
+            cwnd += 1                           # Reno's growth, an RTT's worth
+        else:
+            cwnd, ssthresh = d.cwnd, d.ssthresh
+        if reno:
+            reno += 1
+        out.append((i, d.mode, cwnd, queue))
+    return out
+
+
+def test_fluid_alone_stays_in_delay_mode_with_beta_queued():
+    run = fluid(400, None, None)
+    assert all(m == MODE["DELAY"] for _, m, _, _ in run)
+    assert all(2 <= q <= 4 for _, _, _, q in run[-100:])
+
+
+def test_fluid_a_reno_flow_is_met_and_its_departure_seen():
+    run = fluid(1200, reno_from=200, reno_until=800)
+    modes = [m for _, m, _, _ in run]
+    first = next(i for i, m in enumerate(modes) if m == MODE["COMPETE"])
+    assert 200 < first < 260                    # while Reno fills the buffer
+    share = [c for i, _, c, _ in run if 400 <= i < 800]
+    assert 0.35 * 50 < sum(share) / len(share)  # not starved: Vegas alone ends near 2
+    back = next(i for i in range(800, 1200) if modes[i] == MODE["DELAY"])
+    assert back - 800 <= 2048 // 40 + 5         # a probe period (2.048 s at <= 40 ms) and two rounds
+    assert all(q <= 4 for _, _, _, q in run[back + 5:])

@@ -22,7 +22,7 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps deps-vm install uninstall test test-unit demo results ns2 model-validation bench clean vm-test vm-systemd native-ab concurrency fuzz reliability
+.PHONY: all deps deps-vm install uninstall test test-unit demo results ns2 vegas-plus model-validation bench clean vm-test vm-systemd native-ab concurrency fuzz reliability
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/vegasctl.8 $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY) \
@@ -153,6 +153,16 @@ VARIANTS ?=
 ns2: deps all
 	$(PY) -m vegaskit.cli.ns2 $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
 		--profile $(PROFILE) $(foreach v,$(VARIANTS),--variant $(v))
+
+# vegas_plus against issue 17's goals beside vegas, vegas_a, cubic and bbr
+# (docs/DESIGN.md §7.3): CASES, NETS, CCS rerun only those and merge into
+# results/vegas_plus/; JOBS=N runs N at once (untraced).
+CASES ?=
+NETS ?=
+CCS ?=
+vegas-plus: deps all
+	$(PY) -m vegaskit.cli.vegas_plus $(foreach c,$(CASES),--case $(c)) \
+		$(foreach n,$(NETS),--net $(n)) $(foreach c,$(CCS),--cc $(c))
 
 # Whether runs side by side change results (decides JOBS; docs/DESIGN.md §7.1).
 concurrency: deps all

@@ -1,0 +1,93 @@
+"""make vegas-plus: bpf_vegas_plus and the controllers it is compared with, in
+every case of issue 17 on every network (docs/DESIGN.md §7.3), repeated, then
+results/vegas_plus/report.md.
+
+    python -m vegaskit.cli.vegas_plus [--case K] [--net K] [--cc K] [--reps N]
+                                      [--jobs N] [--out DIR] [--rerender]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from vegaskit import paths
+from vegaskit.proc import sigterm_unwinds
+from vegaskit.testbed import runner
+from vegaskit.testbed.scenario import Scenario, ScenarioError
+from vegaskit.vegasplus import cases, report
+
+from . import results
+
+COMMAND = ("sudo make vegas-plus (CASES=... NETS=... CCS=... rerun only those; "
+           "python -m vegaskit.cli.vegas_plus --rerender rewrites the report)")
+
+
+def _pick(given: list[str] | None, known: dict, what: str) -> list[str]:
+    bad = [k for k in given or [] if k not in known]
+    if bad:
+        raise ScenarioError(f"no {what} {bad[0]!r} ({what}s: {', '.join(known)})")
+    return given or list(known)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.vegas_plus",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--case", action="append", dest="cases", help="only this case (repeatable)")
+    ap.add_argument("--net", action="append", dest="nets", help="only this network (repeatable)")
+    ap.add_argument("--cc", action="append", dest="ccs", help="only this controller (repeatable)")
+    ap.add_argument("--reps", type=int, default=cases.REPS)
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1))
+    ap.add_argument("--out", type=Path, default=paths.RESULTS)
+    ap.add_argument("--rerender", action="store_true", help="rewrite the report, running nothing")
+    a = ap.parse_args(argv)
+    base = a.out / "vegas_plus"
+    try:
+        sel_cases = _pick(a.cases, cases.CASES, "case")
+        sel_nets = _pick(a.nets, cases.NETS, "network")
+        sel_ccs = _pick(a.ccs, cases.CCS, "controller")
+    except ScenarioError as e:
+        print(f"vegas-plus: {e}", file=sys.stderr)
+        return 2
+    if not 1 <= a.reps <= 100 or not 1 <= a.jobs <= 16:
+        print("vegas-plus: --reps must be 1 to 100 and --jobs 1 to 16", file=sys.stderr)
+        return 2
+    if a.rerender:
+        if not base.is_dir():
+            print(f"vegas-plus: {base}: nothing to render", file=sys.stderr)
+            return 2
+        print(report.write(base, COMMAND))
+        return 0
+    if a.reps != cases.REPS and a.out.resolve() == paths.RESULTS.resolve():
+        print(f"vegas-plus: --reps {a.reps} would mix with the report's {cases.REPS}: "
+              "give --out DIR", file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("vegas-plus: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
+        return 1
+    files = cases.write_scenarios(base / "scenarios", sel_cases, sel_nets)
+    plans = [(Scenario.load(p), sel_ccs) for p in files]
+    try:
+        for s, names in plans:
+            for n in names:
+                runner.check_controllers(s.run(n, report.PROFILE), job=1 if a.jobs > 1 else 0)
+    except (RuntimeError, ScenarioError) as e:
+        print(f"vegas-plus: {e}", file=sys.stderr)
+        return 2
+    sigterm_unwinds()
+    try:
+        results.execute(plans, report.PROFILE, base, a.reps, a.jobs,
+                        whole=sel_ccs == list(cases.CCS))
+    except KeyboardInterrupt:
+        print("vegas-plus: interrupted; everything it started was removed", file=sys.stderr)
+        return 130
+    except RuntimeError as e:
+        print(f"vegas-plus: {e}", file=sys.stderr)
+        return 1
+    print(f"   report: {report.write(base, COMMAND)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The figures a vegas_plus case is judged by, from one run's own files
+(flows.csv, queue.csv, summary.json; docs/DESIGN.md §6.6). Steady-state
+figures cover the run's second half, when every flow has long left slow start;
+the queue is the bottleneck's, as its emulator logged every packet."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from vegaskit.analysis import metrics
+
+from .cases import MSS_WIRE, Net
+
+BAND_PKTS = 4              # beta + 1 with vegas_plus's alpha = beta = 3 (issue 17's goals)
+WINDOW_S = 1.0             # the queue must stay low in every window this long
+
+
+def flow_rates(rundir: Path, a: float, b: float) -> dict[int, float]:
+    """Each flow's mean rate (bit/s) over the intervals inside [a, b]."""
+    got: dict[int, list[float]] = {}
+    with open(rundir / "flows.csv") as f:
+        for r in csv.DictReader(f):
+            t0, t1 = float(r["t0_s"]), float(r["t1_s"])
+            if t0 >= a and t1 <= b:
+                acc = got.setdefault(int(r["flow"]), [0.0, 0.0])
+                acc[0] += float(r["bytes"]) * 8
+                acc[1] += t1 - t0
+    return {k: v[0] / v[1] for k, v in got.items() if v[1] > 0}
+
+
+def retransmits(rundir: Path, flow: int, a: float) -> int:
+    """The flow's retransmissions in the intervals that start at or after a."""
+    with open(rundir / "flows.csv") as f:
+        return sum(int(r["retransmits"]) for r in csv.DictReader(f)
+                   if int(r["flow"]) == flow and float(r["t0_s"]) >= a)
+
+
+def queue_steps(rundir: Path) -> list[tuple[float, int]]:
+    with open(rundir / "queue.csv") as f:
+        return [(float(r["t_s"]), int(r["qlen_pkts"])) for r in csv.DictReader(f)]
+
+
+def queue_windows(steps: list[tuple[float, int]], a: float, b: float, width: float
+                  ) -> list[float]:
+    """The time-weighted mean queue of each window [a + k*width, a + (k+1)*width) up to b."""
+    out, k, acc, q, t_prev = [], 0, 0.0, 0, a
+    edges = [a + i * width for i in range(1, int((b - a) / width) + 1)]
+    for t, qlen in steps + [(b, 0)]:
+        t = min(t, b)
+        while k < len(edges) and t >= edges[k]:
+            if t_prev < edges[k]:
+                acc += q * (edges[k] - t_prev)
+                t_prev = edges[k]
+            out.append(acc / width)
+            acc, k = 0.0, k + 1
+        if t > t_prev:
+            acc += q * (t - t_prev)
+            t_prev = t
+        q = qlen
+        if t >= b:
+            break
+    return out
+
+
+def queue_mean(steps: list[tuple[float, int]], a: float, b: float) -> float:
+    w = queue_windows(steps, a, b, b - a)
+    return w[0] if w else 0.0
+
+
+def queue_delay_p95_ms(steps: list[tuple[float, int]], a: float, b: float, net: Net) -> float:
+    """The 95th percentile over time of the queue's delay, a packet time per packet."""
+    vals, wts, prev = [], [], None
+    for t, qlen in steps + [(b, 0)]:
+        if prev is not None and t > a:
+            lo, hi = max(prev[0], a), min(t, b)
+            if hi > lo:
+                vals.append(prev[1])
+                wts.append(hi - lo)
+        prev = (t, qlen)
+        if t >= b:
+            break
+    if not vals:
+        return 0.0
+    return metrics.weighted_percentile(vals, wts, 95) * MSS_WIRE * 8 / net.rate_bps * 1000
+
+
+def recovery_s(steps: list[tuple[float, int]], left_at: float, end: float) -> float | None:
+    """Seconds after `left_at` until the queue's mean stays at most BAND_PKTS in every
+    window of WINDOW_S to the end of the run; None if it never does."""
+    wins = queue_windows(steps, left_at, end, WINDOW_S)
+    k = len(wins)
+    while k > 0 and wins[k - 1] <= BAND_PKTS:
+        k -= 1
+    return None if k == len(wins) else k * WINDOW_S
+
+
+def figures(rundir: Path, net: Net, case_key: str) -> dict:
+    """The case's figures for one repetition."""
+    sm = json.loads((rundir / "summary.json").read_text())
+    d = float(sm["duration_s"])
+    half = (d / 2, d)
+    steps = queue_steps(rundir)
+    out = {"queue_pkts": queue_mean(steps, *half),
+           "delay_p95_ms": queue_delay_p95_ms(steps, *half, net)}
+    if case_key == "leave":
+        left = float(sm["flows"][1]["end_s"])
+        out["recovery_s"] = recovery_s(steps, left, d)
+        out["queue_after_pkts"] = queue_mean(steps, min(left + 5, d), d)
+        rates = flow_rates(rundir, left / 2, left)      # the competition's second half
+    else:
+        rates = flow_rates(rundir, *half)
+    ours = rates.get(1, 0.0)
+    out["mbps"] = ours / 1e6
+    if len(rates) > 1:
+        fair = sum(rates.values()) / len(rates)
+        out["share"] = ours / fair if fair else 0.0
+        out["jain"] = metrics.jain_index(list(rates.values()))
+    if case_key == "alone":
+        out["utilisation"] = float(sm["utilisation"])
+        out["retx_second_half"] = retransmits(rundir, 1, d / 2)
+        out["retx"] = int(sm["flows"][0]["retransmits"])
+    return out

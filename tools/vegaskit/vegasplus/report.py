@@ -1,0 +1,169 @@
+"""results/vegas_plus/report.md and its throughput-delay plot: every case's
+figures for every controller, per network, with issue 17's goals beside
+vegas_plus's (docs/DESIGN.md §7.3)."""
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from vegaskit.analysis import plots, stats
+
+from . import measure
+from .cases import CASES, CCS, NETS, scenario_name
+
+PROFILE = "full"
+
+
+@dataclass(frozen=True)
+class Row:
+    case: str
+    key: str               # the figure in measure.figures()
+    what: str
+    unit: str
+    goal: str              # as issue 17 states it; "" for "report"
+    meets: Callable[[float], bool] | None = None
+
+
+ROWS = (
+    Row("alone", "utilisation", "alone: bottleneck utilisation", "", "≥ 0.97", lambda x: x >= 0.97),
+    Row("alone", "queue_pkts", "alone: mean queue, second half", "pkts", f"≤ beta + 1 = "
+        f"{measure.BAND_PKTS}", lambda x: x <= measure.BAND_PKTS),
+    Row("alone", "retx_second_half", "alone: retransmissions, second half", "", "0",
+        lambda x: x == 0),
+    Row("alone", "retx", "alone: retransmissions, whole run (slow start included)", "", ""),
+    Row("reno", "share", "against 1 reno: share of the fair share", "", "0.8 - 1.25",
+        lambda x: 0.8 <= x <= 1.25),
+    Row("cubic", "share", "against 1 cubic: share of the fair share", "", "0.8 - 1.25",
+        lambda x: 0.8 <= x <= 1.25),
+    Row("cubic4", "share", "against 4 cubic: share of the fair share", "", "≥ 0.7",
+        lambda x: x >= 0.7),
+    Row("leave", "share", "cubic present: share of the fair share (its second half)", "", ""),
+    Row("leave", "recovery_s", "cubic left: until the queue stays ≤ beta + 1 (1 s means)", "s",
+        "≤ 5", lambda x: x <= 5),
+    Row("leave", "queue_after_pkts", "cubic left: mean queue from 5 s after to the end", "pkts",
+        f"≤ {measure.BAND_PKTS}", lambda x: x <= measure.BAND_PKTS),
+    Row("pair", "jain", "2 flows of the controller: Jain's index, second half", "", "≥ 0.98",
+        lambda x: x >= 0.98),
+    Row("bbr", "share", "against 1 bbr: share of the fair share", "", "report"),
+)
+
+
+def collect(base: Path) -> dict[tuple[str, str, str], list[dict]]:
+    """(case, net, cc) -> each repetition's figures, for every run found under base."""
+    out: dict[tuple[str, str, str], list[dict]] = {}
+    for case in CASES.values():
+        for net in NETS.values():
+            d = base / scenario_name(case, net) / PROFILE
+            if not (d / "summaries.json").exists():
+                continue
+            sms = json.loads((d / "summaries.json").read_text())
+            reps: dict[str, int] = {}
+            for sm in sms:
+                reps[sm["run"]] = reps.get(sm["run"], 0) + 1
+            for sm in sms:
+                n = reps[sm["run"]]
+                rd = d / sm["run"] / f"rep{sm['rep']}" if n > 1 else d / sm["run"]
+                out.setdefault((case.key, net.key, sm["run"]), []).append(
+                    measure.figures(rd, net, case.key))
+    return out
+
+
+def _cell(xs: list[float | None], unit: str) -> str:
+    if not xs:
+        return "not run"
+    if any(x is None for x in xs):
+        return f"never in {sum(x is None for x in xs)}/{len(xs)}"
+    med = statistics.median(xs)
+    if len(xs) < 2:
+        return f"{med:.3g} (1)"
+    lo, hi, _ = stats.median_interval(xs)
+    return f"{med:.3g} [{lo:.3g}, {hi:.3g}] ({len(xs)})"
+
+
+def _verdict(row: Row, xs: list[float | None]) -> str:
+    if row.meets is None or not xs:
+        return ""
+    ok = sum(x is not None and row.meets(x) for x in xs)
+    return f"{'met' if ok == len(xs) else 'not met'} ({ok}/{len(xs)})"
+
+
+def table(figs: dict, net: str) -> list[str]:
+    ccs = list(CCS)
+    out = ["| figure | goal (vegas_plus) | " + " | ".join(ccs) + " | vegas_plus: goal |",
+           "|---|---|" + "---|" * len(ccs) + "---|"]
+    for row in ROWS:
+        vals = {cc: [f.get(row.key) for f in figs.get((row.case, net, cc), [])
+                     if row.key in f] for cc in ccs}
+        if not any(vals.values()):
+            continue
+        unit = f" ({row.unit})" if row.unit else ""
+        out.append(f"| {row.what}{unit} | {row.goal or 'report'} | "
+                   + " | ".join(_cell(vals[cc], row.unit) for cc in ccs)
+                   + f" | {_verdict(row, vals['vegas_plus'])} |")
+    return out
+
+
+def plot(figs: dict, out: Path) -> bool:
+    """Pantheon's throughput-delay plane per network: each controller's
+    throughput against the queue's p95 delay, alone and against 1 cubic, one
+    dot per repetition and the medians joined; delay grows to the left."""
+    nets = [n for n in NETS if any(k[1] == n for k in figs)]
+    if not nets:
+        return False
+    fig, axes = plots.plt.subplots(1, len(nets), figsize=(5 * len(nets), 4), squeeze=False)
+    for ax, net in zip(axes[0], nets):
+        for i, cc in enumerate(CCS):
+            color = f"C{i}"
+            for case, marker in (("alone", "o"), ("cubic", "^")):
+                fs = figs.get((case, net, cc), [])
+                if not fs:
+                    continue
+                xs, ys = [f["delay_p95_ms"] for f in fs], [f["mbps"] for f in fs]
+                ax.scatter(xs, ys, color=color, marker=marker, alpha=0.35, s=14)
+                ax.scatter([statistics.median(xs)], [statistics.median(ys)], color=color,
+                           marker=marker, s=60, edgecolors="black",
+                           label=f"{cc} {CASES[case].title}")
+        ax.invert_xaxis()
+        ax.set_title(f"{net}: throughput against queueing delay")
+        ax.set_xlabel("bottleneck queueing delay, p95 over the second half (ms)")
+        ax.set_ylabel("the controller's flow (Mbit/s)")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    plots.save(fig, out)
+    return True
+
+
+def render(figs: dict, command: str, commits: list[str]) -> str:
+    out = ["# vegas_plus against its goals (issue 17)", "",
+           f"Produced by `{command}`; do not edit by hand. Source commit(s): "
+           f"{', '.join(commits) or 'unknown'}.", "",
+           "Each case runs on one dumbbell bottleneck with a drop-tail buffer of one BDP (at "
+           "least 20 packets; docs/DESIGN.md §7.3). Every flow starts at 0 (up to 50 ms of "
+           "jitter); the competitor of `leave` stops at half time. Figures over a run's second "
+           "half, when every flow has long left slow start (`leave`: the competition's second "
+           "half and the time after it). A cell is the median over the repetitions, "
+           "[the distribution-free 95% interval] (repetitions): 6 repetitions give [min, max] "
+           "at 96.9%. vegas_plus's goal column says in how many repetitions the goal held; "
+           "a goal is *met* only when it held in every one. Shares are the flow's rate over "
+           "the mean rate of all flows (1 = its fair share).", ""]
+    for net in NETS.values():
+        if not any(k[1] == net.key for k in figs):
+            out += [f"## {net.key}: not run", ""]
+            continue
+        out += [f"## {net.key}: {net.rate}bit/s, {net.rtt_ms} ms, buffer {net.buffer} packets, "
+                f"{net.duration} s", ""] + table(figs, net.key) + [""]
+    out += ["## Throughput against delay", "", "![throughput-delay](throughput_delay.png)", ""]
+    return "\n".join(out)
+
+
+def write(base: Path, command: str) -> Path:
+    figs = collect(base)
+    commits = sorted({json.loads(p.read_text()).get("commit", "?")
+                      for p in base.glob(f"vp_*/{PROFILE}/**/summary.json")})
+    plot(figs, base / "throughput_delay.png")
+    path = base / "report.md"
+    path.write_text(render(figs, command, commits))
+    return path

@@ -500,6 +500,7 @@ VK_INLINE void vk_fr_decide(const struct vk_params *p, const struct vk_sample *s
 struct vk_plus {
 	__u64 rate_max[2];	/* this epoch's maximum, the last epoch's */
 	__u32 saved_cwnd;	/* competitive window, restored if a probe fails */
+	__u32 probe_cwnd;	/* the window the probe set: less means a loss cut it */
 	__u32 probe_epoch;	/* now_ms >> VK_PLUS_PROBE_SHIFT of the last probe */
 	__u8 mode;		/* enum vk_mode */
 	__u8 streak;		/* delay mode: consecutive rounds with a foreign queue */
@@ -548,9 +549,10 @@ VK_INLINE __s32 vk_plus_foreign(__u64 rate_max, __u32 cwnd, __u32 rtt, __u32 bas
  *            probe: the window becomes cwnd*base/rtt + alpha, what delay mode
  *            would hold alone.
  *   probe    two rounds at that window; then if our backlog is at most
- *            beta+1, the queue drained: nobody else holds it -> delay (keep
- *            the window, relearn the rate from it); else -> compete with the
- *            window restored.
+ *            beta+1 and our rate at least 3/4 of the best seen, the path is
+ *            ours: -> delay (keep the window, relearn the rate from it); else
+ *            -> compete with the window restored and the best rate lowered
+ *            by an eighth.
  *
  * The probe's schedule is the host's clock, not the flow's: every vegas_plus
  * flow of a host probes in the same rounds, so flows of ours that compete
@@ -626,6 +628,7 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 			st->probe_rounds = 0;
 			d->cwnd = (__u32)vk_min_u64((__u64)s->cwnd * s->base_rtt / s->rtt + p->alpha,
 						    s->cwnd);
+			st->probe_cwnd = d->cwnd;
 			d->ssthresh = vk_min_u32(s->ssthresh, d->cwnd);	/* no slow start */
 			d->rule = VK_RULE_PROBE;
 		} else {
@@ -633,10 +636,15 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		}
 	} else if (++st->probe_rounds < VK_PLUS_PROBE_ROUNDS) {
 		d->rule = VK_RULE_PROBE;
-	} else if (vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->beta + 1) <= 0 || !p->compete) {
+	} else if (!p->compete ||
+		   (vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->beta + 1) <= 0 &&
+		    4 * rate >= 3 * rate_max)) {
 		/* the probe's window leaves alpha of ours queued if the queue is ours
-		 * alone: it drained, so whatever filled it has gone. Its rate is the
-		 * path's now (a slower path would otherwise look foreign for two epochs). */
+		 * alone: it drained, and the path carries our window at 3/4 or more of
+		 * the best rate we have seen, so whatever filled it has gone (a queue
+		 * drained only because a loss-based competitor has just halved leaves
+		 * us a share, not the path: measured, docs/DESIGN.md §3.11). The
+		 * probe's rate is the path's now. */
 		st->mode = VK_MODE_DELAY;
 		st->streak = 0;
 		st->epoch_rounds = 0;
@@ -644,8 +652,15 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		d->ssthresh = vk_dec1(s->cwnd);
 		d->rule = VK_RULE_TO_DELAY;
 	} else {
+		/* restore the competitive window, unless a loss cut the probe's own
+		 * window meanwhile: the kernel's cut stands */
 		st->mode = VK_MODE_COMPETE;
-		d->cwnd = vk_max_u32(st->saved_cwnd, s->cwnd);
+		/* a path that got slower must not keep us here for good: each failed
+		 * probe forgets an eighth of the best rate, our own rounds keep it up */
+		st->rate_max[0] -= st->rate_max[0] >> 3;
+		st->rate_max[1] -= st->rate_max[1] >> 3;
+		if (s->cwnd >= st->probe_cwnd)
+			d->cwnd = vk_max_u32(st->saved_cwnd, s->cwnd);
 		d->rule = VK_RULE_PROBE_FAIL;
 	}
 	d->mode = st->mode;

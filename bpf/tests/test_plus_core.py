@@ -99,6 +99,16 @@ def test_a_probe_that_still_sees_a_foreign_queue_restores_the_window():
     assert (d.rule, d.mode, d.cwnd) == (RULE["PROBE_FAIL"], MODE["COMPETE"], 30)
 
 
+def test_a_loss_during_the_probe_keeps_the_kernels_cut():
+    """A probe whose window a loss has cut since does not restore the
+    competitive window over the kernel's reduction."""
+    st = competing()
+    decide(st, cwnd=30, rtt=2 * BASE, now_ms=2048)          # probe: cwnd 18
+    decide(st, cwnd=9, rtt=2 * BASE, now_ms=2100)           # a loss halved it
+    d = decide(st, cwnd=9, rtt=2 * BASE, now_ms=2150)
+    assert (d.rule, d.mode, d.cwnd) == (RULE["PROBE_FAIL"], MODE["COMPETE"], 9)
+
+
 def test_a_probe_that_drains_the_queue_returns_to_delay_mode():
     st = competing()
     decide(st, cwnd=100, rtt=2 * BASE, now_ms=2048)         # probe: cwnd 53
@@ -127,19 +137,37 @@ def test_the_rate_maximum_forgets_after_two_epochs_of_delay_mode():
     assert all(d.mode == MODE["DELAY"] for d in ds)
 
 
-def test_a_much_slower_path_costs_one_probe_period_in_compete():
+def test_a_much_slower_path_is_left_after_a_few_failed_probes():
     """Four times slower: our own 3 packets look like 12 at the old rate, so
-    delay mode takes them for a competitor's; the first probe drains to our
-    band, returns to delay mode and relearns the rate from the probe."""
+    delay mode takes them for a competitor's. Each failed probe forgets an
+    eighth of the old rate; once ours is 3/4 of what is left, a probe returns
+    to delay mode and relearns the rate from itself."""
     st = Plus()
     learn_alone(st, bdp=200)
-    assert [decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=10).mode
-            for _ in range(3)][-1] == MODE["COMPETE"]
-    decide(st, cwnd=60, rtt=BASE * 60 // 50, now_ms=2048)   # probe: 60/1.2 + 3 = 53
-    decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=2100)
-    d = decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=2150)
-    assert (d.rule, d.mode) == (RULE["TO_DELAY"], MODE["DELAY"])
+    for _ in range(3):
+        decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=10)
+    assert st.mode == MODE["COMPETE"]
+    rules = []
+    for k in range(1, 20):
+        now = 2048 * k
+        decide(st, cwnd=60, rtt=BASE * 60 // 50, now_ms=now)        # probe: 60/1.2 + 3 = 53
+        decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=now + 50)
+        rules.append(decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=now + 100).rule)
+        if rules[-1] == RULE["TO_DELAY"]:
+            break
+    assert rules[-1] == RULE["TO_DELAY"] and set(rules[:-1]) == {RULE["PROBE_FAIL"]}
+    assert len(rules) <= 12                     # (7/8)^k * 200 <= 4/3 * 50: k = 9
     assert decide(st, cwnd=53, rtt=BASE * 53 // 50).foreign_milli == 0
+
+
+def test_a_queue_drained_by_a_competitors_halving_is_not_the_path():
+    """A probe that lands just after a Reno flow halved sees an empty queue,
+    but its rate is only a share of the path's: stay competitive."""
+    st = competing()
+    decide(st, cwnd=30, rtt=2 * BASE, now_ms=2048)          # probe: cwnd 18
+    decide(st, cwnd=18, rtt=2 * BASE, now_ms=2100)
+    d = decide(st, cwnd=18, rtt=BASE + 100, now_ms=2150)    # empty queue, 18 of 50 packets
+    assert (d.rule, d.mode) == (RULE["PROBE_FAIL"], MODE["COMPETE"])
 
 
 def fluid(rounds: int, reno_from: int | None, reno_until: int | None,

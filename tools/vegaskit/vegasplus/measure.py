@@ -32,7 +32,7 @@ def flow_rates(rundir: Path, a: float, b: float) -> dict[int, float]:
 def retransmits(rundir: Path, flow: int, a: float) -> int:
     """The flow's retransmissions in the intervals that start at or after a."""
     with open(rundir / "flows.csv") as f:
-        return sum(int(r["retransmits"]) for r in csv.DictReader(f)
+        return sum(int(r["retransmits"] or 0) for r in csv.DictReader(f)
                    if int(r["flow"]) == flow and float(r["t0_s"]) >= a)
 
 

@@ -328,6 +328,8 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		.sent = vk_round_sent(tp, ca),
 		.outstanding = tp->packets_out,
 		.now_ms = (__u32)(tp->tcp_mstamp / 1000),
+		.delivered = tp->rate_delivered,
+		.interval_us = tp->rate_interval_us,
 	};
 
 	struct vk_adapt before = ca->adapt;

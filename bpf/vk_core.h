@@ -34,6 +34,8 @@ struct vk_sample {
 	__u32 outstanding;	/* packets out after this ACK (the agent's t_seqno_ -
 				 * last_ack_ is one more: vk_diff_agent()) */
 	__u32 now_ms;		/* vegas_plus: the host's clock (tcp_mstamp), ms */
+	__u32 delivered;	/* vegas_plus: the kernel's last delivery-rate sample, */
+	__u32 interval_us;	/* packets over us (tp->rate_delivered, rate_interval_us) */
 };
 
 /* Per-socket adaptive state of Vegas-A and PIPE: thresholds and Th' of the last decision. */
@@ -493,7 +495,7 @@ VK_INLINE void vk_fr_decide(const struct vk_params *p, const struct vk_sample *s
 
 /*
  * vegas_plus (ours, docs/DESIGN.md §3.11): per-socket state. The rate is the
- * window the path carried per base RTT, cwnd*base/rtt, in thousandths of a
+ * window the path carried per base RTT (vk_plus_rate()), in thousandths of a
  * packet; its windowed maximum is our best estimate of the bottleneck's rate
  * as a window (the BDP), kept as the maximum of this epoch and the last.
  */
@@ -514,10 +516,20 @@ struct vk_plus {
 #define VK_PLUS_PROBE_ROUNDS	2	/* a round to drain, a round to measure */
 #define VK_PLUS_COUNT_CAP	(1u << 20)	/* keeps 1000 * count * rtt within 64 bits */
 
-/* cwnd*base/rtt in thousandths of a packet: the window the path delivered per base RTT. */
-VK_INLINE __u64 vk_plus_rate(__u32 cwnd, __u32 rtt, __u32 base)
+/*
+ * The path's rate as a window per base RTT, thousandths of a packet: the
+ * kernel's delivery-rate sample (tcp_rate_gen(), what BBR filters), else
+ * cwnd*base/rtt. Not cwnd over the round's RTT alone: right after slow start
+ * the round's minimum RTT predates the queue the overshoot built, and that
+ * quotient read twice the path's rate (traced: 32.6 packets on a 17-packet
+ * path), which the maximum then kept as the path's.
+ */
+VK_INLINE __u64 vk_plus_rate(const struct vk_sample *s)
 {
-	return rtt ? 1000ull * vk_min_u32(cwnd, VK_PLUS_COUNT_CAP) * base / rtt : 0;
+	if (s->interval_us)
+		return 1000ull * vk_min_u32(s->delivered, VK_PLUS_COUNT_CAP) * s->base_rtt /
+		       s->interval_us;
+	return s->rtt ? 1000ull * vk_min_u32(s->cwnd, VK_PLUS_COUNT_CAP) * s->base_rtt / s->rtt : 0;
 }
 
 /*
@@ -574,7 +586,7 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		d->mode = st->mode;
 		return;
 	}
-	rate = vk_plus_rate(s->cwnd, s->rtt, s->base_rtt);
+	rate = vk_plus_rate(s);
 	d->diff = vk_sat_diff((__s64)vk_diff_backlog(s->cwnd, s->rtt, s->base_rtt));
 
 	if (st->mode == VK_MODE_DELAY && vk_slow_start_decide(p, s, (__u64)d->diff, d)) {

@@ -26,7 +26,7 @@ class Params(C.Structure):
 class Sample(C.Structure):
     _fields_ = [(n, C.c_uint32) for n in (
         "cwnd", "ssthresh", "cwnd_clamp", "base_rtt", "rtt", "cnt_rtt", "acked", "ss_grow",
-        "mss", "sent", "outstanding", "now_ms")]
+        "mss", "sent", "outstanding", "now_ms", "delivered", "interval_us")]
 
 
 class Adapt(C.Structure):

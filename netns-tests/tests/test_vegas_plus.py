@@ -16,8 +16,9 @@ from vegaskit.vegasplus import measure
 pytestmark = [pytest.mark.kernel, pytest.mark.needs_kernel("ringbuf")]
 
 RENO_FROM, RENO_FOR, END = 3.0, 10.0, 19.0
-TRANSITIONS = {"to_compete": ("delay", "compete"), "probe": ("compete", "probe"),
-               "probe_fail": ("probe", "compete"), "to_delay": ("probe", "delay")}
+TRANSITIONS = {"to_compete": {("delay", "compete")},
+               "probe": {("compete", "probe"), ("probe", "probe")},     # its start, its hold
+               "probe_fail": {("probe", "compete")}, "to_delay": {("probe", "delay")}}
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +60,7 @@ def test_every_mode_change_is_a_decision_record_with_its_reason(joined):
         if r["mode"] != prev:
             assert r["rule"] in TRANSITIONS, r
         if r["rule"] in TRANSITIONS:
-            assert (prev, r["mode"]) == TRANSITIONS[r["rule"]], r
+            assert (prev, r["mode"]) in TRANSITIONS[r["rule"]], r
         prev = r["mode"]
     switched = [r for r in decisions if r["rule"] == "to_compete"]
     assert switched and all(r["foreign"] >= 8 for r in switched)    # foreign_max's default

@@ -51,6 +51,17 @@ ROWS = (
 )
 
 
+def figures_of(rundir: Path, net, case_key: str) -> dict:
+    """A run's figures, from its logs when they are there (and kept beside them in
+    figures.json: the per-packet queue log is not committed), else from figures.json."""
+    kept = rundir / "figures.json"
+    if (rundir / "queue.csv").exists():
+        figs = measure.figures(rundir, net, case_key)
+        kept.write_text(json.dumps(figs, indent=1) + "\n")
+        return figs
+    return json.loads(kept.read_text())
+
+
 def collect(base: Path) -> dict[tuple[str, str, str], list[dict]]:
     """(case, net, cc) -> each repetition's figures, for every run found under base."""
     out: dict[tuple[str, str, str], list[dict]] = {}
@@ -67,7 +78,7 @@ def collect(base: Path) -> dict[tuple[str, str, str], list[dict]]:
                 n = reps[sm["run"]]
                 rd = d / sm["run"] / f"rep{sm['rep']}" if n > 1 else d / sm["run"]
                 out.setdefault((case.key, net.key, sm["run"]), []).append(
-                    measure.figures(rd, net, case.key))
+                    figures_of(rd, net, case.key))
     return out
 
 

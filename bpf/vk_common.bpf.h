@@ -327,10 +327,13 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		.mss = tp->mss_cache,
 		.sent = vk_round_sent(tp, ca),
 		.outstanding = tp->packets_out,
-		.now_ms = (__u32)(tp->tcp_mstamp / 1000),
-		.delivered = tp->rate_delivered,
-		.interval_us = tp->rate_interval_us,
 	};
+
+	if (VK_VARIANT == VK_VEGAS_PLUS) {	/* a constant: the others skip the reads */
+		s.now_ms = (__u32)(tp->tcp_mstamp / 1000);
+		s.delivered = tp->rate_delivered;
+		s.interval_us = tp->rate_interval_us;
+	}
 
 	struct vk_adapt before = ca->adapt;
 

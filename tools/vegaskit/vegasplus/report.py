@@ -82,7 +82,7 @@ def collect(base: Path) -> dict[tuple[str, str, str], list[dict]]:
     return out
 
 
-def _cell(xs: list[float | None], unit: str) -> str:
+def _cell(xs: list[float | None]) -> str:
     if not xs:
         return "not run"
     if any(x is None for x in xs):
@@ -112,7 +112,7 @@ def table(figs: dict, net: str) -> list[str]:
             continue
         unit = f" ({row.unit})" if row.unit else ""
         out.append(f"| {row.what}{unit} | {row.goal or 'report'} | "
-                   + " | ".join(_cell(vals[cc], row.unit) for cc in ccs)
+                   + " | ".join(_cell(vals[cc]) for cc in ccs)
                    + f" | {_verdict(row, vals['vegas_plus'])} |")
     return out
 

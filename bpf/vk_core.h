@@ -62,6 +62,7 @@ struct vk_decision {
 VK_INLINE __u32 vk_min_u32(__u32 a, __u32 b) { return a < b ? a : b; }
 VK_INLINE __u32 vk_max_u32(__u32 a, __u32 b) { return a > b ? a : b; }
 VK_INLINE __u64 vk_min_u64(__u64 a, __u64 b) { return a < b ? a : b; }
+VK_INLINE __u64 vk_max_u64(__u64 a, __u64 b) { return a > b ? a : b; }
 
 VK_INLINE __s32 vk_sat_s32(__u64 x) { return x > 0x7fffffff ? 0x7fffffff : (__s32)x; }
 
@@ -524,12 +525,17 @@ struct vk_plus {
  * quotient read twice the path's rate (traced: 32.6 packets on a 17-packet
  * path), which the maximum then kept as the path's.
  */
+VK_INLINE __u64 vk_plus_window_rate(const struct vk_sample *s)
+{
+	return s->rtt ? 1000ull * vk_min_u32(s->cwnd, VK_PLUS_COUNT_CAP) * s->base_rtt / s->rtt : 0;
+}
+
 VK_INLINE __u64 vk_plus_rate(const struct vk_sample *s)
 {
 	if (s->interval_us)
 		return 1000ull * vk_min_u32(s->delivered, VK_PLUS_COUNT_CAP) * s->base_rtt /
 		       s->interval_us;
-	return s->rtt ? 1000ull * vk_min_u32(s->cwnd, VK_PLUS_COUNT_CAP) * s->base_rtt / s->rtt : 0;
+	return vk_plus_window_rate(s);
 }
 
 /*
@@ -551,11 +557,28 @@ VK_INLINE __s32 vk_plus_foreign(__u64 rate_max, __u32 cwnd, __u32 rtt, __u32 bas
 }
 
 /*
+ * The standing delay: the round's queueing delay is at least half the base
+ * RTT (a queue of half the BDP or more) while our own backlog is at most
+ * 2*beta, so most of that queue is not ours. The rate maximum cannot see a
+ * competitor that was there from our first round (our best rate is then our
+ * share); this can. It is the same identity read the other way: our window
+ * is then at most three times our own backlog, which alone happens only on a
+ * path of at most 2*(2*beta) packets (docs/DESIGN.md §3.11, limits).
+ */
+VK_INLINE int vk_plus_standing(const struct vk_params *p, const struct vk_sample *s)
+{
+	return s->rtt > s->base_rtt && 2ull * (s->rtt - s->base_rtt) >= s->base_rtt &&
+	       vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, 2 * p->beta) <= 0;
+}
+
+/*
  * vegas_plus, once per RTT (docs/DESIGN.md §3.11):
  *
  *   delay    the Vegas band on our own backlog, exactly: below alpha cwnd+1,
  *            above beta cwnd-1, else hold; slow start as the family's. A
- *            foreign queue >= foreign_max for 3 rounds -> compete.
+ *            foreign queue >= foreign_max, or a standing delay, for 3 rounds
+ *            -> compete (within a probe period of a passed probe, with the
+ *            window that probe gave up).
  *   compete  Reno's AIMD (the caller grows the window per ACK, the kernel
  *            halves it on loss). At each 2.048 s boundary of the host clock,
  *            probe: the window becomes cwnd*base/rtt + alpha, what delay mode
@@ -608,16 +631,23 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 	d->foreign_milli = foreign;
 
 	if (st->mode == VK_MODE_DELAY) {
-		if (p->compete && (__u64)foreign >= 1000ull * p->foreign_max)
+		int by_rate = (__u64)foreign >= 1000ull * p->foreign_max;
+
+		if (p->compete && (by_rate || vk_plus_standing(p, s)))
 			st->streak++;
 		else
 			st->streak = 0;
 		if (st->streak >= VK_PLUS_DETECT_ROUNDS) {
 			st->mode = VK_MODE_COMPETE;
 			st->streak = 0;
+			d->cwnd = s->cwnd;
+			/* within a probe period of a passed probe: that probe saw a competitor's
+			 * halving, not its departure; undo it (the saved competitive window) */
+			if (epoch - st->probe_epoch <= 1)
+				d->cwnd = vk_max_u32(s->cwnd, st->saved_cwnd);
 			st->probe_epoch = epoch;	/* the first probe at the next boundary */
-			d->ssthresh = s->cwnd;		/* Reno's additive growth from here */
-			d->rule = VK_RULE_TO_COMPETE;
+			d->ssthresh = d->cwnd;		/* Reno's additive growth from here */
+			d->rule = by_rate ? VK_RULE_TO_COMPETE : VK_RULE_TO_COMPETE_DELAY;
 		} else {
 			lo = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->alpha);
 			hi = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->beta);
@@ -638,7 +668,11 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 			st->saved_cwnd = s->cwnd;
 			st->mode = VK_MODE_PROBE;
 			st->probe_rounds = 0;
-			d->cwnd = (__u32)vk_min_u64((__u64)s->cwnd * s->base_rtt / s->rtt + p->alpha,
+			/* the window the path carries now, or the best rate if less: with
+			 * the queue already empty the first is our whole window, and a probe
+			 * that keeps it only refills the queue and fails (traced) */
+			d->cwnd = (__u32)vk_min_u64(vk_min_u64((__u64)s->cwnd * s->base_rtt / s->rtt,
+							       rate_max / 1000) + p->alpha,
 						    s->cwnd);
 			st->probe_cwnd = d->cwnd;
 			d->ssthresh = vk_min_u32(s->ssthresh, d->cwnd);	/* no slow start */
@@ -650,12 +684,14 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		d->rule = VK_RULE_PROBE;
 	} else if (!p->compete ||
 		   (vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->beta + 1) <= 0 &&
-		    4 * rate >= 3 * rate_max)) {
+		    4 * vk_max_u64(rate, vk_plus_window_rate(s)) >= 3 * rate_max)) {
 		/* the probe's window leaves alpha of ours queued if the queue is ours
 		 * alone: it drained, and the path carries our window at 3/4 or more of
 		 * the best rate we have seen, so whatever filled it has gone (a queue
 		 * drained only because a loss-based competitor has just halved leaves
 		 * us a share, not the path: measured, docs/DESIGN.md §3.11). The
+		 * rate is also read from the window: the kernel's sample right after
+		 * the drain spans the pause the cut made and reads low (traced). The
 		 * probe's rate is the path's now. */
 		st->mode = VK_MODE_DELAY;
 		st->streak = 0;

@@ -54,6 +54,7 @@ enum vk_variant {
 	X(VK_RULE_DEC_ADAPT,	dec_adapt,	"vegas_a/pipe: cwnd-1, alpha-1, beta-1") \
 	X(VK_RULE_PROP,		prop,		"vegas_fr: proportional step k*(R-Q)/mss") \
 	X(VK_RULE_TO_COMPETE,	to_compete,	"vegas_plus: a foreign queue above foreign_max for 3 rounds: competitive mode") \
+	X(VK_RULE_TO_COMPETE_DELAY, to_compete_delay, "vegas_plus: queueing delay >= base/2 with <= 2*beta of ours, 3 rounds: competitive mode") \
 	X(VK_RULE_COMPETE,	compete,	"vegas_plus, competitive mode: Reno growth") \
 	X(VK_RULE_PROBE,	probe,		"vegas_plus, competitive mode: drain to the delay-mode window, two rounds") \
 	X(VK_RULE_PROBE_FAIL,	probe_fail,	"vegas_plus: the probe's backlog stayed above beta+1: window restored, competitive") \

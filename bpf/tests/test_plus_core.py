@@ -73,6 +73,31 @@ def test_a_short_foreign_queue_is_not_competition():
     assert decide(st, cwnd=10, rtt=2 * BASE).mode == MODE["DELAY"]
 
 
+def test_a_competitor_from_the_first_round_is_seen_by_the_standing_delay():
+    """A buffer-filler there from our first round: our best rate is only our
+    share, so no queue looks foreign by the rate; but the queueing delay is
+    a base RTT while we hold 3 of the queue (our window is only twice our
+    backlog), and 3 rounds of that switch to competitive mode."""
+    st = Plus()
+    ds = [decide(st, cwnd=6, rtt=2 * BASE, now_ms=100) for _ in range(3)]
+    assert [d.foreign_milli for d in ds] == [0, 0, 0]
+    assert ds[-1].rule == RULE["TO_COMPETE_DELAY"] and st.mode == MODE["COMPETE"]
+
+
+def test_our_own_queue_is_no_standing_delay():
+    """After slow start the queue is our overshoot: a delay of a base RTT with
+    20 of ours queued is ours to drain, not competition."""
+    st = Plus()
+    ds = [decide(st, cwnd=40, rtt=2 * BASE, now_ms=100) for _ in range(5)]
+    assert {d.rule for d in ds} == {RULE["DEC"]} and st.mode == MODE["DELAY"]
+
+
+def test_a_quarter_base_rtt_of_queueing_is_no_standing_delay():
+    st = Plus()
+    ds = [decide(st, cwnd=6, rtt=BASE * 5 // 4 - 1, now_ms=100) for _ in range(5)]
+    assert st.mode == MODE["DELAY"] and RULE["TO_COMPETE_DELAY"] not in {d.rule for d in ds}
+
+
 def competing(now_ms: int = 100) -> Plus:
     st = Plus()
     learn_alone(st)
@@ -116,6 +141,32 @@ def test_a_probe_that_drains_the_queue_returns_to_delay_mode():
     d = decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=2150)   # drained to our 3 packets
     assert (d.rule, d.mode, d.cwnd) == (RULE["TO_DELAY"], MODE["DELAY"], 53)
     assert d.ssthresh < d.cwnd                              # delay mode, not slow start
+
+
+def passed_probe() -> Plus:
+    """Competitive at window 100; the probe at 2048 ms passes with 53."""
+    st = competing()
+    decide(st, cwnd=100, rtt=2 * BASE, now_ms=2048)
+    decide(st, cwnd=53, rtt=2 * BASE, now_ms=2100)
+    assert decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=2150).rule == RULE["TO_DELAY"]
+    return st
+
+
+def test_a_competitor_back_within_a_probe_period_undoes_the_probe():
+    """The probe landed in a competitor's halving: when its queue is back
+    before the next probe period ends, competitive mode resumes with the
+    window the probe gave up, not the probe's."""
+    st = passed_probe()
+    for _ in range(3):
+        d = decide(st, cwnd=12, rtt=2 * BASE, now_ms=4000)
+    assert (d.rule, d.mode, d.cwnd, d.ssthresh) == (RULE["TO_COMPETE"], MODE["COMPETE"], 100, 100)
+
+
+def test_a_competitor_that_comes_later_starts_from_our_window():
+    st = passed_probe()
+    for _ in range(3):
+        d = decide(st, cwnd=12, rtt=2 * BASE, now_ms=3 * 2048)
+    assert (d.rule, d.cwnd, d.ssthresh) == (RULE["TO_COMPETE"], 12, 12)
 
 
 def test_too_few_samples_while_probing_do_not_grow_the_window():
@@ -204,6 +255,17 @@ def test_fluid_alone_stays_in_delay_mode_with_beta_queued():
     run = fluid(400, None, None)
     assert all(m == MODE["DELAY"] for _, m, _, _ in run)
     assert all(2 <= q <= 4 for _, _, _, q in run[-100:])
+
+
+def test_fluid_a_reno_flow_from_the_first_round_is_met():
+    """Reno from round 0 on a 17-packet path with a 20-packet buffer (the
+    testbed's 10 Mbit/s, 20 ms): competitive within Reno's first fill, and
+    not starved."""
+    run = fluid(1200, reno_from=0, reno_until=None, bdp=17, buffer=20)
+    modes = [m for _, m, _, _ in run]
+    assert next(i for i, m in enumerate(modes) if m == MODE["COMPETE"]) < 60
+    share = [c for i, _, c, _ in run if i >= 600]
+    assert sum(share) / len(share) > 0.35 * 17
 
 
 def test_fluid_a_reno_flow_is_met_and_its_departure_seen():

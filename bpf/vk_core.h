@@ -509,12 +509,14 @@ struct vk_plus {
 	__u8 streak;		/* delay mode: consecutive rounds with a foreign queue */
 	__u8 probe_rounds;	/* probe: rounds at the drained window so far */
 	__u8 epoch_rounds;	/* delay mode: rounds in this rate epoch */
+	__u8 recall;		/* delay mode: rounds left to undo the last passed probe */
 };
 
 #define VK_PLUS_DETECT_ROUNDS	3	/* foreign queue held this long: a competitor */
 #define VK_PLUS_EPOCH_ROUNDS	64	/* rate maximum forgets after two such epochs */
 #define VK_PLUS_PROBE_SHIFT	11	/* probe every 2^11 ms = 2.048 s of the host clock */
 #define VK_PLUS_PROBE_ROUNDS	2	/* a round to drain, a round to measure */
+#define VK_PLUS_RECALL_ROUNDS	64	/* a passed probe can be undone this long */
 #define VK_PLUS_COUNT_CAP	(1u << 20)	/* keeps 1000 * count * rtt within 64 bits */
 
 /*
@@ -577,8 +579,9 @@ VK_INLINE int vk_plus_standing(const struct vk_params *p, const struct vk_sample
  *   delay    the Vegas band on our own backlog, exactly: below alpha cwnd+1,
  *            above beta cwnd-1, else hold; slow start as the family's. A
  *            foreign queue >= foreign_max, or a standing delay, for 3 rounds
- *            -> compete (within a probe period of a passed probe, with the
- *            window that probe gave up).
+ *            -> compete. Within 64 rounds of a passed probe, also the
+ *            band shedding a quarter of the probe's window; and then
+ *            compete resumes with the window that probe gave up (recall).
  *   compete  Reno's AIMD (the caller grows the window per ACK, the kernel
  *            halves it on loss). At each 2.048 s boundary of the host clock,
  *            probe: the window becomes cwnd*base/rtt + alpha, what delay mode
@@ -632,23 +635,29 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 
 	if (st->mode == VK_MODE_DELAY) {
 		int by_rate = (__u64)foreign >= 1000ull * p->foreign_max;
+		/* after a passed probe the rate maximum is the probe's, perhaps a share:
+		 * the band giving up a quarter of the probe's window says the same */
+		int shed = st->recall && 4ull * s->cwnd <= 3ull * st->probe_cwnd;
 
-		if (p->compete && (by_rate || vk_plus_standing(p, s)))
+		if (p->compete && (by_rate || shed || vk_plus_standing(p, s)))
 			st->streak++;
 		else
 			st->streak = 0;
 		if (st->streak >= VK_PLUS_DETECT_ROUNDS) {
 			st->mode = VK_MODE_COMPETE;
 			st->streak = 0;
-			d->cwnd = s->cwnd;
-			/* within a probe period of a passed probe: that probe saw a competitor's
-			 * halving, not its departure; undo it (the saved competitive window) */
-			if (epoch - st->probe_epoch <= 1)
-				d->cwnd = vk_max_u32(s->cwnd, st->saved_cwnd);
+			/* within 64 rounds of a passed probe: that probe saw a competitor's
+			 * halving, not its departure; undo it (the saved competitive window).
+			 * Rounds, not the clock: the competitor refills the queue in rounds */
+			d->cwnd = st->recall ? vk_max_u32(s->cwnd, st->saved_cwnd) : s->cwnd;
+			d->rule = st->recall ? VK_RULE_RECALL :
+				  by_rate ? VK_RULE_TO_COMPETE : VK_RULE_TO_COMPETE_DELAY;
+			st->recall = 0;
 			st->probe_epoch = epoch;	/* the first probe at the next boundary */
 			d->ssthresh = d->cwnd;		/* Reno's additive growth from here */
-			d->rule = by_rate ? VK_RULE_TO_COMPETE : VK_RULE_TO_COMPETE_DELAY;
 		} else {
+			if (st->recall)
+				st->recall--;
 			lo = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->alpha);
 			hi = vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, p->beta);
 			if (hi > 0) {
@@ -697,6 +706,8 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		st->streak = 0;
 		st->epoch_rounds = 0;
 		st->rate_max[0] = st->rate_max[1] = rate;
+		st->recall = VK_PLUS_RECALL_ROUNDS;
+		st->probe_cwnd = s->cwnd;	/* the window the path looked to carry */
 		d->ssthresh = vk_dec1(s->cwnd);
 		d->rule = VK_RULE_TO_DELAY;
 	} else {

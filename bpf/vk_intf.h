@@ -55,6 +55,7 @@ enum vk_variant {
 	X(VK_RULE_PROP,		prop,		"vegas_fr: proportional step k*(R-Q)/mss") \
 	X(VK_RULE_TO_COMPETE,	to_compete,	"vegas_plus: a foreign queue above foreign_max for 3 rounds: competitive mode") \
 	X(VK_RULE_TO_COMPETE_DELAY, to_compete_delay, "vegas_plus: queueing delay >= base/2 with <= 2*beta of ours, 3 rounds: competitive mode") \
+	X(VK_RULE_RECALL,	recall,		"vegas_plus: within 64 rounds of a passed probe, a competitor (or the band shed a quarter of the probe's window): competitive, the probe's saved window back") \
 	X(VK_RULE_COMPETE,	compete,	"vegas_plus, competitive mode: Reno growth") \
 	X(VK_RULE_PROBE,	probe,		"vegas_plus, competitive mode: drain to the delay-mode window, two rounds") \
 	X(VK_RULE_PROBE_FAIL,	probe_fail,	"vegas_plus: the probe's backlog stayed above beta+1: window restored, competitive") \

@@ -152,20 +152,41 @@ def passed_probe() -> Plus:
     return st
 
 
-def test_a_competitor_back_within_a_probe_period_undoes_the_probe():
+def test_a_competitor_back_within_64_rounds_undoes_the_probe():
     """The probe landed in a competitor's halving: when its queue is back
-    before the next probe period ends, competitive mode resumes with the
-    window the probe gave up, not the probe's."""
+    within 64 rounds (at 80 ms, reno needs about 40 to refill half a BDP:
+    traced), competitive mode resumes with the window the probe gave up, not
+    the probe's."""
     st = passed_probe()
+    for _ in range(58):
+        decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=9000)
     for _ in range(3):
-        d = decide(st, cwnd=12, rtt=2 * BASE, now_ms=4000)
-    assert (d.rule, d.mode, d.cwnd, d.ssthresh) == (RULE["TO_COMPETE"], MODE["COMPETE"], 100, 100)
+        d = decide(st, cwnd=12, rtt=2 * BASE, now_ms=9000)
+    assert (d.rule, d.mode, d.cwnd, d.ssthresh) == (RULE["RECALL"], MODE["COMPETE"], 100, 100)
+
+
+def test_the_band_shedding_a_quarter_of_the_probes_window_is_a_recall():
+    """After a passed probe the rate maximum is the probe's own, perhaps a
+    share, so a competitor whose queue stays below both detectors still
+    makes the band give our window up: at 3/4 of the probe's window, recall."""
+    st = passed_probe()                          # delay mode at 53
+    rules, windows, cwnd = [], [], 53
+    while st.mode == MODE["DELAY"] and cwnd > 30:
+        windows.append(cwnd)
+        d = decide(st, cwnd=cwnd, rtt=BASE * 5 // 4, now_ms=3000)   # 10 of ours queued
+        rules.append(d.rule)
+        cwnd = d.cwnd
+    assert rules[-1] == RULE["RECALL"] and d.cwnd == 100
+    # three rounds at or below 3/4 of 53: 39, 38, 37
+    assert set(rules[:-1]) == {RULE["DEC"]} and windows[-3:] == [39, 38, 37]
 
 
 def test_a_competitor_that_comes_later_starts_from_our_window():
     st = passed_probe()
+    for _ in range(64):
+        decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=3000)
     for _ in range(3):
-        d = decide(st, cwnd=12, rtt=2 * BASE, now_ms=3 * 2048)
+        d = decide(st, cwnd=12, rtt=2 * BASE, now_ms=3000)
     assert (d.rule, d.cwnd, d.ssthresh) == (RULE["TO_COMPETE"], 12, 12)
 
 

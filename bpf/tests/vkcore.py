@@ -43,7 +43,7 @@ class Plus(C.Structure):
     """struct vk_plus: vegas_plus's per-socket state."""
     _fields_ = [("rate_max", C.c_uint64 * 2), ("saved_cwnd", C.c_uint32),
                 ("probe_cwnd", C.c_uint32), ("probe_epoch", C.c_uint32), ("mode", C.c_uint8), ("streak", C.c_uint8),
-                ("probe_rounds", C.c_uint8), ("epoch_rounds", C.c_uint8)]
+                ("probe_rounds", C.c_uint8), ("epoch_rounds", C.c_uint8), ("recall", C.c_uint8)]
 
 
 lib = C.CDLL(str(LIB))

@@ -16,7 +16,7 @@ from vegaskit.vegasplus import measure
 pytestmark = [pytest.mark.kernel, pytest.mark.needs_kernel("ringbuf")]
 
 RENO_FROM, RENO_FOR, END = 3.0, 10.0, 19.0
-TRANSITIONS = {"to_compete": {("delay", "compete")}, "to_compete_delay": {("delay", "compete")},
+TRANSITIONS = {"to_compete": {("delay", "compete")}, "to_compete_delay": {("delay", "compete")}, "recall": {("delay", "compete")},
                "probe": {("compete", "probe"), ("probe", "probe")},     # its start, its hold
                "probe_fail": {("probe", "compete")}, "to_delay": {("probe", "delay")}}
 

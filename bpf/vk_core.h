@@ -584,8 +584,8 @@ VK_INLINE int vk_plus_standing(const struct vk_params *p, const struct vk_sample
  *            compete resumes with the window that probe gave up (recall).
  *   compete  Reno's AIMD (the caller grows the window per ACK, the kernel
  *            halves it on loss). At each 2.048 s boundary of the host clock,
- *            probe: the window becomes cwnd*base/rtt + alpha, what delay mode
- *            would hold alone.
+ *            probe: the window becomes min(cwnd*base/rtt, the best rate) +
+ *            alpha, what delay mode would hold alone.
  *   probe    two rounds at that window; then if our backlog is at most
  *            beta+1 and our rate at least 3/4 of the best seen, the path is
  *            ours: -> delay (keep the window, relearn the rate from it); else

@@ -2,9 +2,10 @@
 /*
  * bpf_vegas_plus - ours (docs/DESIGN.md §3.11): the Vegas band on the flow's
  * own backlog while the queue is its own; Reno's AIMD while a flow that fills
- * the buffer shares the bottleneck (a foreign queue held 3 rounds); a probe
- * every 2.048 s of the host clock that drains to the delay-mode window and
- * returns to delay mode once the foreign queue has gone. alpha = beta = 3:
+ * the buffer shares the bottleneck (a foreign queue, or a standing delay, held
+ * 3 rounds); a probe every 2.048 s of the host clock that drains to the
+ * delay-mode window and returns to delay mode once the queue is its own again,
+ * undone (recall) if the competitor shows again within 64 rounds. alpha = beta = 3:
  * one backlog value to hold, the setting seed 001 (2.2) calls fair. The rule
  * is vk_plus_decide() in vk_core.h.
  */

@@ -503,21 +503,28 @@ VK_INLINE void vk_fr_decide(const struct vk_params *p, const struct vk_sample *s
 struct vk_plus {
 	__u64 rate_max[2];	/* this epoch's maximum, the last epoch's */
 	__u32 saved_cwnd;	/* competitive window, restored if a probe fails */
-	__u32 probe_cwnd;	/* the window the probe set: less means a loss cut it */
+	__u32 probe_cwnd;	/* the window the probe set (less later: a loss cut it);
+				 * after a passed probe, the window it passed with */
 	__u32 probe_epoch;	/* now_ms >> VK_PLUS_PROBE_SHIFT of the last probe */
 	__u8 mode;		/* enum vk_mode */
-	__u8 streak;		/* delay mode: consecutive rounds with a foreign queue */
+	__u8 streak;		/* delay mode: consecutive rounds with a sign of a competitor */
 	__u8 probe_rounds;	/* probe: rounds at the drained window so far */
 	__u8 epoch_rounds;	/* delay mode: rounds in this rate epoch */
 	__u8 recall;		/* delay mode: rounds left to undo the last passed probe */
 };
 
-#define VK_PLUS_DETECT_ROUNDS	3	/* foreign queue held this long: a competitor */
+#define VK_PLUS_DETECT_ROUNDS	3	/* a sign held this long: a competitor */
 #define VK_PLUS_EPOCH_ROUNDS	64	/* rate maximum forgets after two such epochs */
 #define VK_PLUS_PROBE_SHIFT	11	/* probe every 2^11 ms = 2.048 s of the host clock */
 #define VK_PLUS_PROBE_ROUNDS	2	/* a round to drain, a round to measure */
 #define VK_PLUS_RECALL_ROUNDS	64	/* a passed probe can be undone this long */
 #define VK_PLUS_COUNT_CAP	(1u << 20)	/* keeps 1000 * count * rtt within 64 bits */
+
+/* The window the path carries now, cwnd*base/rtt, thousandths of a packet. */
+VK_INLINE __u64 vk_plus_window_rate(const struct vk_sample *s)
+{
+	return s->rtt ? 1000ull * vk_min_u32(s->cwnd, VK_PLUS_COUNT_CAP) * s->base_rtt / s->rtt : 0;
+}
 
 /*
  * The path's rate as a window per base RTT, thousandths of a packet: the
@@ -527,11 +534,6 @@ struct vk_plus {
  * quotient read twice the path's rate (traced: 32.6 packets on a 17-packet
  * path), which the maximum then kept as the path's.
  */
-VK_INLINE __u64 vk_plus_window_rate(const struct vk_sample *s)
-{
-	return s->rtt ? 1000ull * vk_min_u32(s->cwnd, VK_PLUS_COUNT_CAP) * s->base_rtt / s->rtt : 0;
-}
-
 VK_INLINE __u64 vk_plus_rate(const struct vk_sample *s)
 {
 	if (s->interval_us)
@@ -680,9 +682,8 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 			/* the window the path carries now, or the best rate if less: with
 			 * the queue already empty the first is our whole window, and a probe
 			 * that keeps it only refills the queue and fails (traced) */
-			d->cwnd = (__u32)vk_min_u64(vk_min_u64((__u64)s->cwnd * s->base_rtt / s->rtt,
-							       rate_max / 1000) + p->alpha,
-						    s->cwnd);
+			d->cwnd = (__u32)vk_min_u64(vk_min_u64(vk_plus_window_rate(s), rate_max) / 1000 +
+						    p->alpha, s->cwnd);
 			st->probe_cwnd = d->cwnd;
 			d->ssthresh = vk_min_u32(s->ssthresh, d->cwnd);	/* no slow start */
 			d->rule = VK_RULE_PROBE;

@@ -58,7 +58,7 @@ enum vk_variant {
 	X(VK_RULE_RECALL,	recall,		"vegas_plus: within 64 rounds of a passed probe, a competitor (or the band shed a quarter of the probe's window): competitive, the probe's saved window back") \
 	X(VK_RULE_COMPETE,	compete,	"vegas_plus, competitive mode: Reno growth") \
 	X(VK_RULE_PROBE,	probe,		"vegas_plus, competitive mode: drain to the delay-mode window, two rounds") \
-	X(VK_RULE_PROBE_FAIL,	probe_fail,	"vegas_plus: the probe's backlog stayed above beta+1: window restored, competitive") \
+	X(VK_RULE_PROBE_FAIL,	probe_fail,	"vegas_plus: the probe's backlog stayed above beta+1, or its rate under 3/4 of the best: window restored, competitive") \
 	X(VK_RULE_TO_DELAY,	to_delay,	"vegas_plus: the probe drained the queue to beta+1 of ours: delay mode")
 
 enum vk_rule {

@@ -100,8 +100,11 @@ def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
             commit: str) -> dict | None:
     """One repetition of one run, in a worker process when jobs > 1; None if
     the batch was stopped before it began."""
-    if _STOP is not None and _STOP.is_set():
-        return None
+    if _STOP is not None:
+        # armed before the flag is read: the parent sets the flag, then signals
+        _arm(_interrupt_once)
+        if _STOP.is_set():
+            return None
     job, held = claim_slot() if _STOP is not None else (0, -1)
     try:
         r = Scenario.load(path).run(run, profile, rep)
@@ -114,6 +117,8 @@ def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
     finally:
         if held >= 0:
             os.close(held)
+        if _STOP is not None:
+            _arm(signal.SIG_IGN)
 
 
 def _line(sm: dict) -> str:
@@ -128,17 +133,35 @@ def command(profile: str, scenario: Path | None = None) -> str:
     return f"sudo make results PROFILE={profile}{what}"
 
 
+def _arm(handler) -> None:
+    """A worker's SIGINT and SIGTERM (from the parent, or a terminal's or a
+    CI runner's to the whole group)."""
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+
+
 def _interrupt_once(signum, frame):
-    """The first SIGINT ends the run under way; further ones (the parent
+    """The first signal ends the run under way; further ones (the parent
     passes Ctrl-C on) are ignored, so they cannot cut its cleanup short."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _arm(signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
 def _worker_init(stop):
+    """A worker takes a signal only while a run is under way (run_one): one
+    waiting for its next run has nothing to remove, and the flag stops it."""
     global _STOP
     _STOP = stop
-    signal.signal(signal.SIGINT, _interrupt_once)
+    _arm(signal.SIG_IGN)
+
+
+def _parent_only(parent: int):
+    """The batch's SIGINT handler: KeyboardInterrupt in the parent; nothing in a
+    worker that has forked with it and not yet run _worker_init."""
+    def handler(signum, frame):
+        if os.getpid() == parent:
+            raise KeyboardInterrupt
+    return handler
 
 
 def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int,
@@ -186,6 +209,8 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
         return
     ctx = mp.get_context("fork")
     stop = ctx.Event()
+    before = {sig: signal.signal(sig, _parent_only(os.getpid()))
+              for sig in (signal.SIGINT, signal.SIGTERM)}
     pool = cf.ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init,
                                   initargs=(stop,))
     try:
@@ -199,13 +224,25 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
         # Ctrl-C, SIGTERM or a failed run: start nothing more (runs already
         # queued to a worker see the flag), and interrupt the runs under way so
         # each removes its lab; a signal to the parent alone would otherwise
-        # leave them running to their end.
+        # leave them running to their end. Again each second until the workers
+        # are gone: one that arrives just before a run blocks in a system call
+        # is taken only when the call returns (CPython runs handlers between
+        # bytecodes), and a worker that has taken one ignores the rest.
         stop.set()
-        for p in list(getattr(pool, "_processes", {}).values()):
-            if p.is_alive():
-                os.kill(p.pid, signal.SIGINT)
-        pool.shutdown(wait=True, cancel_futures=True)
+        workers = list(getattr(pool, "_processes", {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        while alive := [p for p in workers if p.is_alive()]:
+            for p in alive:
+                try:
+                    os.kill(p.pid, signal.SIGINT)
+                except ProcessLookupError:      # it ended since is_alive()
+                    pass
+            alive[0].join(1)
+        pool.shutdown(wait=True)
         raise
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
     pool.shutdown(wait=True)
 
 

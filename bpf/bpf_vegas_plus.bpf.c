@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bpf_vegas_plus - ours (docs/DESIGN.md §3.11): the Vegas band on the flow's
- * own backlog while the queue is its own; Reno's AIMD while a flow that fills
+ * own backlog while the queue is its own; CUBIC's growth and cut while a flow that fills
  * the buffer shares the bottleneck (a foreign queue, or a standing delay, held
  * 3 rounds); a probe every 2.048 s of the host clock that drains to the
  * delay-mode window and returns to delay mode once the queue is its own again,

@@ -25,6 +25,8 @@ char _license[] SEC("license") = "GPL";
 
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
+extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
+extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 
 /* Per-socket state; the kernel zeroes it before init. */
 struct vk_ca {
@@ -118,6 +120,29 @@ static __always_inline struct vk_ca *vk_ca(struct sock *sk)
 static __always_inline int vk_after(__u32 seq1, __u32 seq2)
 {
 	return (__s32)(seq2 - seq1) < 0;
+}
+
+/*
+ * vegas_plus's competitive mode, per ACK: slow start below ssthresh, then one
+ * packet of growth per plus.cnt packets ACKed (vk_plus_cubic_cnt() sets it
+ * each round; 0 means cwnd, Reno's rate). Only while the window limits the
+ * sender, as the kernel's own controllers grow (tcp_is_cwnd_limited()).
+ */
+static __always_inline void vk_plus_grow(struct sock *sk, __u32 acked)
+{
+	struct tcp_sock *tp = vk_tp(sk);
+	__u32 cnt = vk_ca(sk)->plus.cnt;
+	int ss = vk_in_slow_start(tp->snd_cwnd, tp->snd_ssthresh);
+
+	if (!BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited) &&
+	    !(ss && tp->snd_cwnd < 2 * tp->max_packets_out))
+		return;
+	if (ss) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
+	tcp_cong_avoid_ai(tp, cnt ? cnt : tp->snd_cwnd, acked);
 }
 
 /* The variant's rule, defined by the variant file after this header. */
@@ -340,7 +365,10 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 	ca->beg_snd_nxt = tp->snd_nxt;	/* the extent of the next RTT */
 	vk_variant_decide(&p, &s, ca, &d);
 	if (d.rule == VK_RULE_RENO || d.rule == VK_RULE_COMPETE) {
-		tcp_reno_cong_avoid(sk, ack, acked);
+		if (d.rule == VK_RULE_COMPETE)
+			vk_plus_grow(sk, acked);
+		else
+			tcp_reno_cong_avoid(sk, ack, acked);
 		d.cwnd = tp->snd_cwnd;
 		d.ssthresh = tp->snd_ssthresh;
 	} else {
@@ -400,7 +428,7 @@ void BPF_PROG(vk_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	if (vk_after(ack, ca->beg_snd_nxt)) {
 		vk_decide_rtt(sk, ack, acked);
 	} else if (VK_VARIANT == VK_VEGAS_PLUS && ca->plus.mode == VK_MODE_COMPETE) {
-		tcp_reno_cong_avoid(sk, ack, acked);	/* competitive mode: Reno per ACK */
+		vk_plus_grow(sk, acked);		/* competitive mode: CUBIC per ACK */
 	} else if (vk_in_slow_start(tp->snd_cwnd, tp->snd_ssthresh) &&
 		   (!vk_params.ss_every_other_rtt || ca->ss_grow)) {
 		tp->snd_cwnd = vk_slow_start(tp->snd_cwnd, tp->snd_ssthresh, acked,
@@ -449,6 +477,8 @@ void BPF_PROG(vk_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 SEC("struct_ops")
 __u32 BPF_PROG(vk_ssthresh, struct sock *sk)
 {
+	if (VK_VARIANT == VK_VEGAS_PLUS)
+		return vk_plus_loss(&vk_ca(sk)->plus, vk_tp(sk)->snd_cwnd, vk_params.loss_cut);
 	return vk_loss_ssthresh(vk_tp(sk)->snd_cwnd, vk_params.loss_cut);
 }
 

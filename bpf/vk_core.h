@@ -505,7 +505,11 @@ struct vk_plus {
 	__u32 saved_cwnd;	/* competitive window, restored if a probe fails */
 	__u32 probe_cwnd;	/* the window the probe set (less later: a loss cut it);
 				 * after a passed probe, the window it passed with */
-	__u32 probe_epoch;	/* now_ms >> VK_PLUS_PROBE_SHIFT of the last probe */
+	__u32 w_max;		/* compete: CUBIC's W_max, the window at the last loss */
+	__u32 w_start;		/* compete: cwnd when this growth epoch began */
+	__u32 epoch_ms;		/* compete: now_ms when it began; 0: at the next round */
+	__u32 cnt;		/* compete: ACKed packets per packet of growth; 0: cwnd */
+	__u16 probe_epoch;	/* now_ms >> VK_PLUS_PROBE_SHIFT of the last probe, low bits */
 	__u8 mode;		/* enum vk_mode */
 	__u8 streak;		/* delay mode: consecutive rounds with a sign of a competitor */
 	__u8 probe_rounds;	/* probe: rounds at the drained window so far */
@@ -576,6 +580,89 @@ VK_INLINE int vk_plus_standing(const struct vk_params *p, const struct vk_sample
 }
 
 /*
+ * floor(cbrt(x)) for x < 2^63: Newton's step r = (2r + x/r^2)/3 from above,
+ * never rising (it would step between the floor and one more), a fixed 44
+ * times: from 2^21 it falls by a third a step until near, then converges
+ * quadratically. No branch on x: a bisection's branches took the BPF
+ * verifier past 10^6 instructions, following each outcome apart.
+ */
+VK_INLINE __u32 vk_cbrt(__u64 x)
+{
+	__u64 r = (1u << 21) - 1, next;
+	int i;
+
+	if (!x)
+		return 0;
+	for (i = 0; i < 44; i++) {	/* r >= floor(cbrt(x)) >= 1: no zero divisor */
+		next = (2 * r + x / (r * r)) / 3;
+		r = next < r ? next : r;
+	}
+	return (__u32)r;
+}
+
+#define VK_SSTHRESH_INF		0x7fffffffu	/* the kernel's TCP_INFINITE_SSTHRESH */
+#define VK_PLUS_CUBIC_BETA_MILLI 700	/* RFC 9438 §4.6: beta_cubic = 0.7 */
+#define VK_PLUS_CUBIC_T_MAX_MS	(1u << 20)	/* keeps (t - K)^3 within 64 bits */
+
+/*
+ * Competitive mode's growth, once per round: CUBIC's (RFC 9438 §4), the
+ * kernel's default, since Reno's AIMD loses to it as the BDP grows (measured:
+ * 0.78 of the fair share against cubic at 10 Mbit/s, 80 ms; docs/DESIGN.md
+ * §3.11). Returns cnt, the ACKed packets per packet of growth that bring cwnd
+ * to W(t + RTT) within this round:
+ *   W(t) = C (t - K)^3 + W_max, C = 0.4 packets/s^3,   (§4.2, eq. 1)
+ *   K = cbrt((W_max - cwnd_epoch) / C)                  (§4.2, eq. 2)
+ * never below Reno's estimate from the epoch's start, alpha = 3(1-beta)/(1+beta)
+ * packets per round (§4.3), and at most 1.5 cwnd (§4.2). No fast convergence
+ * (§4.7): it shares the path among CUBIC flows, and we compete with them.
+ */
+VK_INLINE __u32 vk_plus_cubic_cnt(struct vk_plus *st, const struct vk_sample *s)
+{
+	__u64 cwnd = s->cwnd, k, t, d, grow, target, est;
+
+	if (!st->epoch_ms) {		/* a loss or the switch to compete */
+		st->epoch_ms = s->now_ms | 1;
+		st->w_start = s->cwnd;
+		if (st->w_max < s->cwnd)
+			st->w_max = s->cwnd;
+	}
+	/* ms: K^3 = (W_max - cwnd_epoch) / 0.4 s^3 = that * 2.5e9 ms^3 */
+	k = vk_cbrt((__u64)vk_min_u32(st->w_max > st->w_start ? st->w_max - st->w_start : 0,
+				      VK_PLUS_COUNT_CAP) * 2500000000ull);
+	t = (__u32)(s->now_ms - st->epoch_ms) + s->base_rtt / 1000;
+	t = vk_min_u64(t, VK_PLUS_CUBIC_T_MAX_MS);
+	d = t > k ? t - k : k - t;
+	grow = 4 * d * d * d / 10000000000ull;	/* C d^3, d in ms: 0.4e-9 per ms^3 */
+	if (t > k)
+		target = st->w_max + grow;
+	else
+		target = st->w_max > grow ? st->w_max - grow : 0;
+	/* Reno's estimate: 0.9/1.7 packets per round of this round's RTT */
+	est = st->w_start + 9000ull * t / (17ull * vk_max_u32(s->rtt, 1));
+	target = vk_min_u64(vk_max_u64(target, est), cwnd + cwnd / 2);
+	if (target <= cwnd)
+		return 100 * s->cwnd;	/* at W(t): next to no growth (§4.2) */
+	return (__u32)vk_max_u64(cwnd / (target - cwnd), 1);
+}
+
+/*
+ * ssthresh after a loss: the family's cut in delay mode; in competitive mode
+ * and its probe, CUBIC's (RFC 9438 §4.6) and a new growth epoch from the
+ * window lost at.
+ */
+VK_INLINE __u32 vk_plus_loss(struct vk_plus *st, __u32 cwnd, __u32 loss_cut)
+{
+	__u64 keep;
+
+	if (st->mode == VK_MODE_DELAY)
+		return vk_loss_ssthresh(cwnd, loss_cut);
+	st->w_max = cwnd;
+	st->epoch_ms = 0;
+	keep = (__u64)cwnd * VK_PLUS_CUBIC_BETA_MILLI / 1000;
+	return keep < 2 ? 2 : (__u32)keep;
+}
+
+/*
  * vegas_plus, once per RTT (docs/DESIGN.md §3.11):
  *
  *   delay    the Vegas band on our own backlog, exactly: below alpha cwnd+1,
@@ -584,8 +671,8 @@ VK_INLINE int vk_plus_standing(const struct vk_params *p, const struct vk_sample
  *            -> compete. Within 64 rounds of a passed probe, also the
  *            band shedding a quarter of the probe's window; and then
  *            compete resumes with the window that probe gave up (recall).
- *   compete  Reno's AIMD (the caller grows the window per ACK, the kernel
- *            halves it on loss). At each 2.048 s boundary of the host clock,
+ *   compete  CUBIC's growth and cut (vk_plus_cubic_cnt(), vk_plus_loss(); the
+ *            caller grows the window per ACK). At each 2.048 s boundary of the host clock,
  *            probe: the window becomes min(cwnd*base/rtt, the best rate) +
  *            alpha, what delay mode would hold alone.
  *   probe    two rounds at that window; then if our backlog is at most
@@ -601,7 +688,7 @@ VK_INLINE int vk_plus_standing(const struct vk_params *p, const struct vk_sample
 VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample *s,
 			      struct vk_plus *st, struct vk_decision *d)
 {
-	__u32 epoch = s->now_ms >> VK_PLUS_PROBE_SHIFT;
+	__u16 epoch = (__u16)(s->now_ms >> VK_PLUS_PROBE_SHIFT);
 	__u64 rate, rate_max;
 	__s32 foreign;
 	int lo, hi;
@@ -656,7 +743,13 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 				  by_rate ? VK_RULE_TO_COMPETE : VK_RULE_TO_COMPETE_DELAY;
 			st->recall = 0;
 			st->probe_epoch = epoch;	/* the first probe at the next boundary */
-			d->ssthresh = d->cwnd;		/* Reno's additive growth from here */
+			/* a competitor just seen: our window is what delay mode left
+			 * us, perhaps a few packets; slow start finds a share as a new
+			 * flow's would. A recall knows its window: no slow start */
+			d->ssthresh = d->rule == VK_RULE_RECALL ? d->cwnd : VK_SSTHRESH_INF;
+			st->w_max = d->cwnd;		/* CUBIC's curve from this window */
+			st->epoch_ms = 0;
+			st->cnt = 0;			/* Reno's growth until the next round */
 		} else {
 			if (st->recall)
 				st->recall--;
@@ -688,6 +781,7 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 			d->ssthresh = vk_min_u32(s->ssthresh, d->cwnd);	/* no slow start */
 			d->rule = VK_RULE_PROBE;
 		} else {
+			st->cnt = vk_plus_cubic_cnt(st, s);
 			d->rule = VK_RULE_COMPETE;
 		}
 	} else if (++st->probe_rounds < VK_PLUS_PROBE_ROUNDS) {

@@ -56,7 +56,7 @@ enum vk_variant {
 	X(VK_RULE_TO_COMPETE,	to_compete,	"vegas_plus: a foreign queue above foreign_max for 3 rounds: competitive mode") \
 	X(VK_RULE_TO_COMPETE_DELAY, to_compete_delay, "vegas_plus: queueing delay >= base/2 with <= 2*beta of ours, 3 rounds: competitive mode") \
 	X(VK_RULE_RECALL,	recall,		"vegas_plus: within 64 rounds of a passed probe, a competitor (or the band shed a quarter of the probe's window): competitive, the probe's saved window back") \
-	X(VK_RULE_COMPETE,	compete,	"vegas_plus, competitive mode: Reno growth") \
+	X(VK_RULE_COMPETE,	compete,	"vegas_plus, competitive mode: CUBIC's growth (RFC 9438)") \
 	X(VK_RULE_PROBE,	probe,		"vegas_plus, competitive mode: drain to the delay-mode window, two rounds") \
 	X(VK_RULE_PROBE_FAIL,	probe_fail,	"vegas_plus: the probe's backlog stayed above beta+1, or its rate under 3/4 of the best: window restored, competitive") \
 	X(VK_RULE_TO_DELAY,	to_delay,	"vegas_plus: the probe drained the queue to beta+1 of ours: delay mode")
@@ -86,7 +86,7 @@ enum vk_semantics {
 /* vegas_plus's modes (docs/DESIGN.md §3.11); every other variant is always in delay. */
 #define VK_MODES(X)								\
 	X(VK_MODE_DELAY,	delay,		"the Vegas band on its own backlog") \
-	X(VK_MODE_COMPETE,	compete,	"Reno's AIMD, against a buffer-filling flow") \
+	X(VK_MODE_COMPETE,	compete,	"CUBIC's growth and cut, against a buffer-filling flow") \
 	X(VK_MODE_PROBE,	probe,		"two rounds at the delay-mode window: is the queue still foreign?")
 
 enum vk_mode {

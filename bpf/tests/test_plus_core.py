@@ -4,10 +4,11 @@ detector, the probe, and the whole mode cycle on a fluid model of one
 bottleneck."""
 from __future__ import annotations
 
-from vkcore import MODE, RULE, Plus, params, plus, sample
+from vkcore import MODE, RULE, Plus, cbrt, params, plus, plus_cubic_cnt, plus_loss, sample
 
 BASE = 20_000          # us
 P = params("VEGAS_PLUS", alpha=3, beta=3)
+SSTHRESH_INF = 0x7fffffff  # the kernel's TCP_INFINITE_SSTHRESH
 
 
 def decide(st: Plus, p=P, **kw):
@@ -52,7 +53,9 @@ def test_a_foreign_queue_for_three_rounds_means_compete():
         rules.append(d.rule)
     assert rules == [RULE["DEC"], RULE["DEC"], RULE["TO_COMPETE"]]
     assert d.foreign_milli == 45_000            # 50 implied - 5 own
-    assert (d.mode, st.mode, d.ssthresh) == (MODE["COMPETE"], MODE["COMPETE"], 10)
+    assert (d.mode, st.mode) == (MODE["COMPETE"], MODE["COMPETE"])
+    assert d.ssthresh == SSTHRESH_INF                   # a share found as a new flow finds it
+    assert (st.w_max, st.epoch_ms, st.cnt) == (10, 0, 0)    # CUBIC's epoch at the next round
 
 
 def test_compete_off_never_leaves_delay_mode():
@@ -107,9 +110,74 @@ def competing(now_ms: int = 100) -> Plus:
     return st
 
 
-def test_compete_rounds_grow_as_reno_until_the_clock_says_probe():
+def icbrt(x: int) -> int:
+    r = round(x ** (1 / 3))
+    while r ** 3 > x:
+        r -= 1
+    while (r + 1) ** 3 <= x:
+        r += 1
+    return r
+
+
+def test_cube_root_is_the_floor_exactly():
+    xs = list(range(0, 5000)) + [n ** 3 + e for n in (2, 17, 1357, 99991, 2 ** 21 - 1)
+                                  for e in (-1, 0, 1)]
+    xs += [2 ** k + e for k in range(12, 63) for e in (-1, 0, 1)]
+    assert [cbrt(x) for x in xs] == [icbrt(x) for x in xs]
+
+
+def test_a_loss_is_cubics_cut_in_compete_mode_and_the_familys_in_delay_mode():
+    assert plus_loss(Plus(), 100) == 50                 # delay mode: loss_cut 2
+    st = competing()
+    assert plus_loss(st, 100) == 70                     # RFC 9438 4.6: beta 0.7
+    assert (st.w_max, st.epoch_ms) == (100, 0)          # a new epoch at the next round
+
+
+def cubic_epoch(w_max: int, w_start: int, epoch_ms: int) -> Plus:
+    st = competing()
+    st.w_max, st.w_start, st.epoch_ms = w_max, w_start, epoch_ms
+    return st
+
+
+def test_compete_growth_follows_cubics_curve():
+    """W_max 100 after a cut to 70: K = cbrt(30/0.4) = 4.217 s. Concave
+    towards W_max, flat at it, convex past it; every round's target is
+    W(t + RTT)."""
+    base = 100_000              # 100 ms: Reno's estimate stays below the curve
+    def cnt(cwnd, t_ms):
+        st = cubic_epoch(100, 70, 1000)
+        return plus_cubic_cnt(st, sample(cwnd=cwnd, base_rtt=base, rtt=base,
+                                         now_ms=1000 + t_ms - base // 1000))
+    # W(1 s) = 100 - 0.4 * 3.217^3 = 100 - 13.3: 87 in whole packets; cwnd 80 grows 7
+    assert cnt(80, 1000) == 80 // 7
+    assert cnt(99, 4217) == 99                          # W(K) = W_max: one more packet
+    assert cnt(100, 4217) == 100 * 100                  # at W_max: next to no growth
+    # W(6 s) = 100 + 0.4 * 1.783^3 = 102.3
+    assert cnt(100, 6000) == 100 // 2
+    # the growth of one round is at most half the window
+    assert cnt(20, 20000) == 2
+
+
+def test_compete_growth_is_at_least_renos_estimate():
+    """A small W_max: the curve is nearly flat, Reno's estimate from the
+    epoch's start (0.9/1.7 packets a round) is the floor (RFC 9438 4.3)."""
+    st = cubic_epoch(10, 7, 1000)
+    # t + RTT = 2 s at 20 ms: 100 rounds, Reno's estimate 7 + 52.9 = 59
+    c = plus_cubic_cnt(st, sample(cwnd=50, base_rtt=BASE, rtt=BASE, now_ms=1000 + 1980))
+    assert c == 50 // (59 - 50)
+
+
+def test_the_first_compete_round_after_a_loss_begins_the_epoch():
+    st = competing()
+    plus_loss(st, 60)
+    plus_cubic_cnt(st, sample(cwnd=42, base_rtt=BASE, rtt=BASE, now_ms=5000))
+    assert (st.w_max, st.w_start, st.epoch_ms) == (60, 42, 5000 | 1)
+
+
+def test_compete_rounds_grow_as_cubic_until_the_clock_says_probe():
     st = competing(now_ms=100)
     assert decide(st, cwnd=30, rtt=2 * BASE, now_ms=2000).rule == RULE["COMPETE"]
+    assert st.cnt > 0
     d = decide(st, cwnd=30, rtt=2 * BASE, now_ms=2048)      # the host clock's boundary
     assert (d.rule, d.mode) == (RULE["PROBE"], MODE["PROBE"])
     assert d.cwnd == 30 * BASE // (2 * BASE) + 3            # what delay mode would hold alone
@@ -187,7 +255,7 @@ def test_a_competitor_that_comes_later_starts_from_our_window():
         decide(st, cwnd=53, rtt=BASE * 53 // 50, now_ms=3000)
     for _ in range(3):
         d = decide(st, cwnd=12, rtt=2 * BASE, now_ms=3000)
-    assert (d.rule, d.cwnd, d.ssthresh) == (RULE["TO_COMPETE"], 12, 12)
+    assert (d.rule, d.cwnd, d.ssthresh) == (RULE["TO_COMPETE"], 12, SSTHRESH_INF)
 
 
 def test_too_few_samples_while_probing_do_not_grow_the_window():
@@ -246,24 +314,26 @@ def fluid(rounds: int, reno_from: int | None, reno_until: int | None,
           bdp: int = 50, buffer: int = 50) -> list[tuple[int, int, int, int]]:
     """One bottleneck, our flow and optionally a Reno flow, one step per round
     of ours: the queue is the windows' excess over the BDP, the RTT its
-    drain time plus the base; an overflow halves both windows (drop-tail,
-    same RTT). Returns (round, mode, our cwnd, queue) per round."""
-    st, cwnd, ssthresh, reno, now, out = Plus(), 10, 1 << 30, 0, 0.0, []
+    drain time plus the base; an overflow cuts both windows (drop-tail,
+    same RTT): Reno's by half, ours by vegas_plus's rule (vk_plus_loss). Returns (round, mode, our cwnd, queue) per round."""
+    st, cwnd, ssthresh, reno, now, out, grown = Plus(), 10, 1 << 30, 0, 0.0, [], 0.0
     for i in range(rounds):
         if reno_from is not None and i == reno_from:
             reno = 10
         if reno_until is not None and i == reno_until:
             reno = 0
-        if cwnd + reno > bdp + buffer:          # overflow: both halve
-            cwnd, reno = max(cwnd // 2, 2), reno // 2
-            ssthresh = cwnd
+        if cwnd + reno > bdp + buffer:          # overflow: both cut, ours by its rule
+            cwnd = ssthresh = plus_loss(st, cwnd)
+            reno = reno // 2
         queue = max(0, cwnd + reno - bdp)
         rtt = BASE * (bdp + queue) // bdp
         now += rtt / 1000
         d = decide(st, cwnd=cwnd, rtt=rtt, ssthresh=ssthresh, cnt_rtt=max(cwnd, 3),
                    now_ms=int(now))
         if d.rule in (RULE["RENO"], RULE["COMPETE"]):
-            cwnd += 1                           # Reno's growth, an RTT's worth
+            # a round's ACKs, one per packet: slow start, else 1 per cnt (Reno's: 1 per cwnd)
+            grown += cwnd if cwnd < ssthresh else cwnd / (st.cnt or cwnd)
+            cwnd, grown = cwnd + int(grown), grown - int(grown)
         else:
             cwnd, ssthresh = d.cwnd, d.ssthresh
         if reno:
@@ -297,5 +367,6 @@ def test_fluid_a_reno_flow_is_met_and_its_departure_seen():
     share = [c for i, _, c, _ in run if 400 <= i < 800]
     assert 0.35 * 50 < sum(share) / len(share)  # not starved: Vegas alone ends near 2
     back = next(i for i in range(800, 1200) if modes[i] == MODE["DELAY"])
-    assert back - 800 <= 2048 // 40 + 5         # a probe period (2.048 s at <= 40 ms) and two rounds
+    took_ms = sum(BASE * (50 + q) // 50 for _, _, _, q in run[800:back]) / 1000
+    assert took_ms <= 2048 + 3 * 2 * BASE / 1000   # a probe period and the probe's rounds
     assert all(q <= 4 for _, _, _, q in run[back + 5:])

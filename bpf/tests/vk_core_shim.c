@@ -64,3 +64,24 @@ void vkt_plus_decide(const struct vk_params *p, const struct vk_sample *s, struc
 {
 	vk_plus_decide(p, s, st, d);
 }
+
+__u32 vkt_cbrt(__u64 x)
+{
+	return vk_cbrt(x);
+}
+
+__u32 vkt_plus_loss(struct vk_plus *st, __u32 cwnd, __u32 loss_cut)
+{
+	return vk_plus_loss(st, cwnd, loss_cut);
+}
+
+/* the ctypes mirror of struct vk_plus checks its size against this */
+__u32 vkt_plus_size(void)
+{
+	return sizeof(struct vk_plus);
+}
+
+__u32 vkt_plus_cubic_cnt(struct vk_plus *st, const struct vk_sample *s)
+{
+	return vk_plus_cubic_cnt(st, s);
+}

@@ -42,8 +42,10 @@ class Decision(C.Structure):
 class Plus(C.Structure):
     """struct vk_plus: vegas_plus's per-socket state."""
     _fields_ = [("rate_max", C.c_uint64 * 2), ("saved_cwnd", C.c_uint32),
-                ("probe_cwnd", C.c_uint32), ("probe_epoch", C.c_uint32), ("mode", C.c_uint8), ("streak", C.c_uint8),
-                ("probe_rounds", C.c_uint8), ("epoch_rounds", C.c_uint8), ("recall", C.c_uint8)]
+                ("probe_cwnd", C.c_uint32), ("w_max", C.c_uint32), ("w_start", C.c_uint32),
+                ("epoch_ms", C.c_uint32), ("cnt", C.c_uint32), ("probe_epoch", C.c_uint16),
+                ("mode", C.c_uint8), ("streak", C.c_uint8), ("probe_rounds", C.c_uint8),
+                ("epoch_rounds", C.c_uint8), ("recall", C.c_uint8)]
 
 
 lib = C.CDLL(str(LIB))
@@ -140,3 +142,27 @@ def plus(p: Params, s: Sample, st: Plus) -> Decision:
     d = Decision()
     lib.vkt_plus_decide(C.byref(p), C.byref(s), C.byref(st), C.byref(d))
     return d
+
+
+lib.vkt_cbrt.restype = C.c_uint32
+lib.vkt_cbrt.argtypes = [C.c_uint64]
+lib.vkt_plus_loss.restype = C.c_uint32
+lib.vkt_plus_loss.argtypes = [C.POINTER(Plus), C.c_uint32, C.c_uint32]
+lib.vkt_plus_size.restype = C.c_uint32
+lib.vkt_plus_cubic_cnt.restype = C.c_uint32
+lib.vkt_plus_cubic_cnt.argtypes = [C.POINTER(Plus), C.POINTER(Sample)]
+assert C.sizeof(Plus) == lib.vkt_plus_size(), "Plus does not mirror struct vk_plus"
+
+
+def plus_loss(st: Plus, cwnd: int, loss_cut: int = 2) -> int:
+    """vegas_plus's ssthresh after a loss; updates `st` in place."""
+    return lib.vkt_plus_loss(C.byref(st), cwnd, loss_cut)
+
+
+def plus_cubic_cnt(st: Plus, s: Sample) -> int:
+    """vegas_plus's competitive growth for this round: ACKed packets per packet."""
+    return lib.vkt_plus_cubic_cnt(C.byref(st), C.byref(s))
+
+
+def cbrt(x: int) -> int:
+    return lib.vkt_cbrt(x)

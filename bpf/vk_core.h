@@ -613,8 +613,7 @@ VK_INLINE __u32 vk_cbrt(__u64 x)
  *   W(t) = C (t - K)^3 + W_max, C = 0.4 packets/s^3,   (§4.2, eq. 1)
  *   K = cbrt((W_max - cwnd_epoch) / C)                  (§4.2, eq. 2)
  * never below Reno's estimate from the epoch's start, alpha = 3(1-beta)/(1+beta)
- * packets per round (§4.3), and at most 1.5 cwnd (§4.2). No fast convergence
- * (§4.7): it shares the path among CUBIC flows, and we compete with them.
+ * packets per round (§4.3), and at most 1.5 cwnd (§4.2).
  */
 VK_INLINE __u32 vk_plus_cubic_cnt(struct vk_plus *st, const struct vk_sample *s)
 {
@@ -640,15 +639,18 @@ VK_INLINE __u32 vk_plus_cubic_cnt(struct vk_plus *st, const struct vk_sample *s)
 	/* Reno's estimate: 0.9/1.7 packets per round of this round's RTT */
 	est = st->w_start + 9000ull * t / (17ull * vk_max_u32(s->rtt, 1));
 	target = vk_min_u64(vk_max_u64(target, est), cwnd + cwnd / 2);
-	if (target <= cwnd)
-		return 100 * s->cwnd;	/* at W(t): next to no growth (§4.2) */
+	if (target <= cwnd)		/* at W(t): next to no growth (§4.2) */
+		return (__u32)vk_min_u64(100 * cwnd, 0xffffffffu);
 	return (__u32)vk_max_u64(cwnd / (target - cwnd), 1);
 }
 
 /*
  * ssthresh after a loss: the family's cut in delay mode; in competitive mode
  * and its probe, CUBIC's (RFC 9438 §4.6) and a new growth epoch from the
- * window lost at.
+ * window lost at, or from (1 + beta)/2 of it when that is below the last
+ * W_max (fast convergence, §4.7: a flow that lost share gives up more, so
+ * two flows of ours that went competitive against each other converge; measured
+ * without it at 10 Mbit/s, 20 ms: a pair's Jain index 0.95 to 0.96 in 2 of 6).
  */
 VK_INLINE __u32 vk_plus_loss(struct vk_plus *st, __u32 cwnd, __u32 loss_cut)
 {
@@ -656,7 +658,8 @@ VK_INLINE __u32 vk_plus_loss(struct vk_plus *st, __u32 cwnd, __u32 loss_cut)
 
 	if (st->mode == VK_MODE_DELAY)
 		return vk_loss_ssthresh(cwnd, loss_cut);
-	st->w_max = cwnd;
+	st->w_max = cwnd < st->w_max ?
+		    (__u32)((__u64)cwnd * (1000 + VK_PLUS_CUBIC_BETA_MILLI) / 2000) : cwnd;
 	st->epoch_ms = 0;
 	keep = (__u64)cwnd * VK_PLUS_CUBIC_BETA_MILLI / 1000;
 	return keep < 2 ? 2 : (__u32)keep;

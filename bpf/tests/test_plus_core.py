@@ -131,6 +131,8 @@ def test_a_loss_is_cubics_cut_in_compete_mode_and_the_familys_in_delay_mode():
     st = competing()
     assert plus_loss(st, 100) == 70                     # RFC 9438 4.6: beta 0.7
     assert (st.w_max, st.epoch_ms) == (100, 0)          # a new epoch at the next round
+    assert plus_loss(st, 80) == 56                      # below the last W_max:
+    assert st.w_max == 68                               # fast convergence, 80 * 1.7 / 2 (4.7)
 
 
 def cubic_epoch(w_max: int, w_start: int, epoch_ms: int) -> Plus:

@@ -317,7 +317,8 @@ def fluid(rounds: int, reno_from: int | None, reno_until: int | None,
     """One bottleneck, our flow and optionally a Reno flow, one step per round
     of ours: the queue is the windows' excess over the BDP, the RTT its
     drain time plus the base; an overflow cuts both windows (drop-tail,
-    same RTT): Reno's by half, ours by vegas_plus's rule (vk_plus_loss). Returns (round, mode, our cwnd, queue) per round."""
+    same RTT): Reno's by half, ours by vegas_plus's rule (vk_plus_loss).
+    Returns (round, mode, our cwnd, queue) per round."""
     st, cwnd, ssthresh, reno, now, out, grown = Plus(), 10, 1 << 30, 0, 0.0, [], 0.0
     for i in range(rounds):
         if reno_from is not None and i == reno_from:

@@ -49,6 +49,14 @@ class Plus(C.Structure):
 
 
 lib = C.CDLL(str(LIB))
+lib.vkt_cbrt.restype = C.c_uint32
+lib.vkt_cbrt.argtypes = [C.c_uint64]
+lib.vkt_plus_loss.restype = C.c_uint32
+lib.vkt_plus_loss.argtypes = [C.POINTER(Plus), C.c_uint32, C.c_uint32]
+lib.vkt_plus_size.restype = C.c_uint32
+lib.vkt_plus_cubic_cnt.restype = C.c_uint32
+lib.vkt_plus_cubic_cnt.argtypes = [C.POINTER(Plus), C.POINTER(Sample)]
+assert C.sizeof(Plus) == lib.vkt_plus_size(), "Plus does not mirror struct vk_plus"
 lib.vkt_loss_ssthresh.restype = C.c_uint32
 lib.vkt_loss_ssthresh.argtypes = [C.c_uint32, C.c_uint32]
 lib.vkt_slow_start.restype = C.c_uint32
@@ -144,15 +152,6 @@ def plus(p: Params, s: Sample, st: Plus) -> Decision:
     return d
 
 
-lib.vkt_cbrt.restype = C.c_uint32
-lib.vkt_cbrt.argtypes = [C.c_uint64]
-lib.vkt_plus_loss.restype = C.c_uint32
-lib.vkt_plus_loss.argtypes = [C.POINTER(Plus), C.c_uint32, C.c_uint32]
-lib.vkt_plus_size.restype = C.c_uint32
-lib.vkt_plus_cubic_cnt.restype = C.c_uint32
-lib.vkt_plus_cubic_cnt.argtypes = [C.POINTER(Plus), C.POINTER(Sample)]
-assert C.sizeof(Plus) == lib.vkt_plus_size(), "Plus does not mirror struct vk_plus"
-
 
 def plus_loss(st: Plus, cwnd: int, loss_cut: int = 2) -> int:
     """vegas_plus's ssthresh after a loss; updates `st` in place."""
@@ -165,4 +164,5 @@ def plus_cubic_cnt(st: Plus, s: Sample) -> int:
 
 
 def cbrt(x: int) -> int:
+    """vk_cbrt: floor(cbrt(x)) as the BPF programs compute it."""
     return lib.vkt_cbrt(x)

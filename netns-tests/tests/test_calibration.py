@@ -43,11 +43,12 @@ from pathlib import Path
 import pytest
 
 from conftest import available_cc
-from vegaskit.testbed import leftovers, netns, udpprobe
+from vegaskit.testbed import leftovers, netns, runner, udpprobe
 from vegaskit.testbed.probes import probe_recv, probe_result, probe_send
 from vegaskit.testbed.linkemu import LINKEMU, Change, LinkParams, read_qlog
-from vegaskit.testbed.topology import two_hosts
+from vegaskit.testbed.topology import dumbbell, receiver_addr, two_hosts
 from vegaskit.testbed.netns import Lab
+from vegaskit.testbed.scenario import Scenario
 from vegaskit.testing import reliability
 
 pytestmark = pytest.mark.kernel
@@ -125,6 +126,49 @@ def test_ping_rtt_matches_configured(rtt_ms, rate_bps):
           f"timer late {stats['timer_late_us']} us")
     assert abs(med - expected) <= 0.5, f"median RTT {med:.3f} ms, configured {expected:.3f} ms"
     assert lo >= expected - 0.05, f"a ping came back early: {lo:.3f} < {expected:.3f} ms"
+
+
+def test_direct_edges_leave_the_bottleneck_the_one_emulator():
+    """A dumbbell with direct edges (docs/DESIGN.md §6.3): each host reaches its
+    router over a veth, one linkemu remains, and each flow's path has the
+    bottleneck's RTT."""
+    rtt_ms, rate_bps = 20, 100_000_000
+    hosts = [LinkParams(rate_bps=1_000_000_000)] * 2
+    expected = rtt_ms + 2 * PING_IP_BYTES * 8 / rate_bps * 1e3
+    with Lab() as lab:
+        db = dumbbell(lab, hosts, LinkParams(rate_bps=rate_bps, delay_us=rtt_ms * 500,
+                                             limit_pkts=167), hosts, direct_edges=True)
+        emulators = [p for p in lab.procs if str(LINKEMU) in p.args]
+        rtts = [ping_rtts_ms(db.senders[i], receiver_addr(i + 1), count=10) for i in (0, 1)]
+    assert set(db.links) == {"bottleneck"} and len(emulators) == 1
+    for i, r in enumerate(rtts, 1):
+        med, lo = statistics.median(r), min(r)
+        print(f"S{i} -> D{i}: expected {expected:.3f} ms, median {med:.3f}, min {lo:.3f}")
+        assert abs(med - expected) <= 0.5 and lo >= expected - 0.05, (i, r)
+
+
+def test_a_run_with_direct_edges_logs_and_reports_the_bottleneck_alone(tmp_path):
+    """The runner plays `edges = "direct"`: the summary says so and has the
+    bottleneck's queue only; after slow start, a reno flow with a BDP buffer
+    fills the link."""
+    s = Scenario.parse("""
+name = "t_direct"
+duration = 4
+trace = "off"
+[links]
+bottleneck = { rate = "100M", rtt_ms = 20, buffer = 167 }
+edges = "direct"
+[[flows]]
+cc = "reno"
+[runs]
+r = {}
+[profiles.p]
+time_scale = 1.0
+""")
+    sm = runner.execute(s.run("r", "p"), tmp_path)
+    assert sm["edges"] == "direct" and set(sm["links"]) == {"bottleneck"}
+    goodput = 100e6 * (IP_PACKET - 52) / IP_PACKET        # 1448-byte segments
+    assert sm["flows"][0]["second_half_bps"] >= 0.95 * goodput, sm["flows"][0]
 
 
 # ---------------------------------------------------------------- rate

@@ -68,6 +68,15 @@ BAD = [
     (with_('vegas = { cc', '"../../../../tmp/evil" = { cc'), "run name '../../../../tmp/evil'"),
     (with_('[profiles.ci]', '[profiles."../.."]'), "profile name '../..'"),
     (with_('bottleneck = ', 'access = '), "[links] needs a bottleneck"),
+    (with_('[[flows]]', 'edges = "veth"\n[[flows]]'), "links.edges must be one of emulated, direct"),
+    (with_('[[flows]]', 'edges = 1\n[[flows]]'), "links.edges must be one of emulated, direct"),
+    (with_('bottleneck = ', 'edges = "direct"\naccess = { rate = "1G" }\nbottleneck = '),
+     'links.edges = "direct" has no access or egress link to set'),
+    (with_('[[flows]]', 'edges = "direct"\n[[flows]]\negress = { rate = "1G" }'),
+     'flow 1.egress: links.edges = "direct" has no egress link'),
+    (with_('[[flows]]', 'edges = "direct"\n[[flows]]').replace(
+        '[runs]', '[[schedule]]\nat = 1\nlink = "s1"\nrate = "1M"\n[runs]'),
+     'link must be bottleneck: links.edges = "direct" has no other link'),
     # placeholders are {name}: str.format's conversions, specs and attributes are refused
     (with_('cc = "{cc}"', 'cc = "{cc!r:>99999999999}"'), "bad placeholder {cc!r:>99999999999}"),
     (with_('cc = "{cc}"', 'cc = "{cc.__class__}"'), "bad placeholder {cc.__class__}"),

@@ -17,6 +17,7 @@ def test_every_generated_scenario_is_a_valid_one(case, net):
     assert ours.cc == "bpf_vegas_plus" and s.reps("full") == cases.REPS
     others = {"pair": 1, "cubic4": 4, "alone": 0}.get(case, 1)
     assert len(run.flows) == 1 + others
+    assert run.direct_edges == net.startswith("100M")      # DESIGN §7.3
 
 
 def test_buffers_are_one_bdp_and_at_least_20_packets():

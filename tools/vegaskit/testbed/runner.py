@@ -178,11 +178,13 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
     leftovers.sweep()
     with tempfile.TemporaryDirectory() as tmp, controllers(run, names) as ours, Lab() as lab, \
             contextlib.ExitStack() as stack:
-        link_names = ["bottleneck"] + [f"{side}{f.index}" for f in run.flows for side in "sd"]
+        link_names = ["bottleneck"] + ([] if run.direct_edges else
+                                       [f"{side}{f.index}" for f in run.flows for side in "sd"])
         qlogs = {n: str(Path(tmp) / f"{n}.qlog") for n in link_names}
         db = topology.dumbbell(lab, [f.access.params() for f in run.flows], run.bottleneck.params(),
                                [f.egress.params() for f in run.flows], qlogs=qlogs,
-                               seed=run.seed, ack_every=[f.acks == "every" for f in run.flows])
+                               seed=run.seed, ack_every=[f.acks == "every" for f in run.flows],
+                               direct_edges=run.direct_edges)
         servers = {}
         for f in run.flows:
             port = BASE_PORT + f.index
@@ -421,6 +423,7 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
         "bottleneck": {"rate_bps": run.bottleneck.rate_bps, "rtt_ms": run.bottleneck.rtt_us / 1000,
                        "buffer_pkts": run.bottleneck.buffer_pkts, "loss": run.bottleneck.loss,
                        "spare_retx": run.bottleneck.spare_retx},
+        "edges": "direct" if run.direct_edges else "emulated",
         "flows": flows,
         "jain": round(metrics.jain_index(shares), 4) if any(shares) else None,
         "inter_protocol_ratio": ratios,

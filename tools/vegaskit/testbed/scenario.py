@@ -94,6 +94,7 @@ REQUIRED = ("name", "duration", "links", "flows", "runs", "profiles")
 LINK_KEYS = {"rate", "rtt_ms", "buffer", "loss", "spare_retx"}
 FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egress", "acks"}
 ACKS = ("delayed", "every")
+EDGES = ("emulated", "direct")     # [links] edges: Si-R1, R2-Di as linkemu links or plain veths
 PROFILE_KEYS = {"time_scale", "runs", "duration", "reps", "start_jitter_s"}
 MAX_REPS = 100
 # A name is a directory under --out: no separators, no "..", nothing hidden.
@@ -228,11 +229,17 @@ def validate(doc: dict) -> None:
     if doc.get("trace", "decisions") not in ("decisions", "all", "off"):
         raise ScenarioError("trace must be decisions, all or off")
     links = _table(doc["links"], "[links]")
-    _keys(links, {"bottleneck", "access", "egress"}, "[links]")
+    _keys(links, {"bottleneck", "access", "egress", "edges"}, "[links]")
     if "bottleneck" not in links:
         raise ScenarioError("[links] needs a bottleneck")
+    direct = links.get("edges", "emulated") == "direct"
+    if links.get("edges", "emulated") not in EDGES:
+        raise ScenarioError(f"links.edges must be one of {', '.join(EDGES)}")
+    if direct and ({"access", "egress"} & links.keys()):
+        raise ScenarioError("links.edges = \"direct\" has no access or egress link to set")
     for k, v in links.items():
-        validate_link(v, f"links.{k}")
+        if k != "edges":
+            validate_link(v, f"links.{k}")
     flows = doc["flows"]
     if not isinstance(flows, list) or not flows:
         raise ScenarioError("[[flows]] must list at least one flow")
@@ -261,9 +268,11 @@ def validate(doc: dict) -> None:
                                 "or a {placeholder}")
         for k in ("access", "egress"):
             if k in f:
+                if direct:
+                    raise ScenarioError(f"{what}.{k}: links.edges = \"direct\" has no {k} link")
                 validate_link(f[k], f"{what}.{k}")
-    links_named = {"bottleneck"} | {f"s{i}" for i in range(1, len(flows) + 1)} \
-        | {f"d{i}" for i in range(1, len(flows) + 1)}
+    links_named = {"bottleneck"} if direct else {"bottleneck"} \
+        | {f"s{i}" for i in range(1, len(flows) + 1)} | {f"d{i}" for i in range(1, len(flows) + 1)}
     schedule = doc.get("schedule", [])
     if not isinstance(schedule, list):
         raise ScenarioError("[[schedule]] must be a list of changes")
@@ -273,6 +282,9 @@ def validate(doc: dict) -> None:
         _keys(c, LINK_KEYS | {"at", "link"}, what)
         _number(c.get("at"), f"{what}.at", 0, duration)
         if not isinstance(c.get("link"), str) or c["link"] not in links_named:
+            if direct:
+                raise ScenarioError(f"{what}.link must be bottleneck: links.edges = \"direct\" "
+                                    f"has no other link, not {c.get('link')!r}")
             raise ScenarioError(f"{what}.link must be bottleneck, sN or dN for a flow N, "
                                 f"not {c.get('link')!r}")
         validate_link({k: v for k, v in c.items() if k in LINK_KEYS}, what)
@@ -376,6 +388,7 @@ class Run:
     schedule: list[ScheduledChange]
     controllers: dict[str, str]  # instance name -> "variant args..." to load
     trace: str = "decisions"     # what `vegasctl trace` records: decisions | all | off
+    direct_edges: bool = False   # Si-R1, R2-Di plain veths: the bottleneck is the one emulator
     rep: int = 0                 # which repetition (0-based)
     seed: int = 1                # the links' random streams (linkemu --seed)
 
@@ -517,4 +530,4 @@ class Scenario:
         controllers = {k: fill(v) for k, v in self.doc.get("controllers", {}).items()}
         trace = self.doc.get("trace", "decisions")
         return Run(self, run, profile, duration, bottleneck, flows, schedule, controllers, trace,
-                   rep=rep, seed=1 + rep)
+                   rep=rep, seed=1 + rep, direct_edges=links.get("edges") == "direct")

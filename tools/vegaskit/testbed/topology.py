@@ -7,7 +7,7 @@ which, whatever topology carried it.
 
 - dumbbell(): the papers' topology (seed 000, Fig. 1): senders S1..Sn -> R1 ->
   R2 -> receivers D1..Dn, every link a linkemu in both directions, so ACKs
-  cross the reverse path too. Why userspace for rate and queue as well as
+  cross the reverse path too (or, with direct edges, the bottleneck only). Why userspace for rate and queue as well as
   delay: no netem on the kernels we target, and one process per link gives ns-2
   link semantics (queue -> serializer -> propagation) with an exact per-packet
   queue log.
@@ -52,6 +52,14 @@ def _router(ns: Netns) -> None:
     ns.sysctl("net.ipv4.conf.default.rp_filter", 0)
 
 
+def _direct(lab: Lab, host: Netns, host_dev: str, router: Netns, router_dev: str) -> None:
+    """A host joined to a router by a veth (offloads off, so segments cross it as
+    they would a TUN). The host's routes name the device, not a gateway, as on
+    a TUN: the router answers ARP for every address behind it (proxy ARP)."""
+    lab.veth(host, host_dev, router, router_dev)
+    router.sysctl(f"net.ipv4.conf.{router_dev}.proxy_arp", 1)
+
+
 def _point_to_point(ns: Netns, dev: str, addr: str, peer: str) -> None:
     ns.run(["ip", "addr", "add", addr, "peer", f"{peer}/32", "dev", dev])
 
@@ -70,14 +78,18 @@ class Dumbbell:
 
 def dumbbell(lab: Lab, access: list[LinkParams], bottleneck: LinkParams,
              egress: list[LinkParams], qlogs: dict[str, str] | None = None,
-             seed: int = 1, ack_every: list[bool] | None = None) -> Dumbbell:
+             seed: int = 1, ack_every: list[bool] | None = None,
+             direct_edges: bool = False) -> Dumbbell:
     """n = len(access) = len(egress) flows' worth of hosts; each link named in
     `qlogs` (bottleneck, sN, dN) logs its queue, both directions, to that file.
     Every link draws its random losses from `seed` (and its own index). Spinning
     is off: up to 2n+1 emulators share two cores, and at the papers' rates a
     packet time is far above timer latency. A receiver i with ack_every[i-1]
     acknowledges every segment (its route carries `quickack 1`: no delayed
-    ACKs), as ns-2's TCPSink does."""
+    ACKs), as ns-2's TCPSink does.
+
+    direct_edges: Si-R1 and R2-Di are plain veths (access and egress ignored)
+    and the bottleneck, the one emulator left, spins (docs/DESIGN.md §6.3)."""
     qlogs = qlogs or {}
     n = len(access)
     if n != len(egress) or not 1 <= n <= 200:
@@ -90,15 +102,19 @@ def dumbbell(lab: Lab, access: list[LinkParams], bottleneck: LinkParams,
         _router(r)
 
     bn = Link.start(lab, r1, "r1-r2", r2, "r2-r1", bottleneck, qlog=qlogs.get("bottleneck"),
-                    seed=seed, max_spin_us=0)
+                    seed=seed, max_spin_us=None if direct_edges else 0)
     acc, egr = [], []
     for i in range(1, n + 1):
         s, d = senders[i - 1], receivers[i - 1]
-        acc.append(Link.start(lab, s, "s-r1", r1, f"r1-s{i}", access[i - 1],
-                              qlog=qlogs.get(f"s{i}"), seed=seed + 1000 * i, max_spin_us=0))
-        egr.append(Link.start(lab, r2, f"r2-d{i}", d, "d-r2", egress[i - 1],
-                              qlog=qlogs.get(f"d{i}"), seed=seed + 1000 * i + 500,
-                              max_spin_us=0))
+        if direct_edges:
+            _direct(lab, s, "s-r1", r1, f"r1-s{i}")
+            _direct(lab, d, "d-r2", r2, f"r2-d{i}")
+        else:
+            acc.append(Link.start(lab, s, "s-r1", r1, f"r1-s{i}", access[i - 1],
+                                  qlog=qlogs.get(f"s{i}"), seed=seed + 1000 * i, max_spin_us=0))
+            egr.append(Link.start(lab, r2, f"r2-d{i}", d, "d-r2", egress[i - 1],
+                                  qlog=qlogs.get(f"d{i}"), seed=seed + 1000 * i + 500,
+                                  max_spin_us=0))
         for ns, dev, addr in ((s, "s-r1", sender_addr(i)), (d, "d-r2", receiver_addr(i))):
             ns.run(["ip", "addr", "add", f"{addr}/32", "dev", dev])
             quick = ["quickack", "1"] if ns is d and ack_every and ack_every[i - 1] else []

@@ -135,6 +135,42 @@ def test_timeout_not_stable_is_the_full_model_where_12_holds():
     assert r.throughput_pps < r.w0 / i.rtt
 
 
+@pytest.mark.parametrize("p", [0.2, 0.02, 0.002])
+def test_14_bills_a_period_a_round_short_of_its_own_sum(p):
+    # (13) solves sum_{i=3W'/4}^{W'} i = 1/p + W' - 1: W'/4 + 1 windows averaging 7W'/8,
+    # so (1-p)/p + W' = (W'/4 + 1) 7W'/8 exactly. (14) divides that by W'/4 rounds and
+    # sends 7W'/8 + 7/2 packets a round, more than any of the windows it averages; with the
+    # sum's own round count it sends the mean window (docs/DESIGN.md §8).
+    wp, R = model.w_prime(p), 0.1
+    assert model.throughput_no_timeout_not_stable(p, R) * R == pytest.approx(7 * wp / 8 + 3.5,
+                                                                               rel=1e-12)
+    assert model.throughput_no_timeout_not_stable(p, R, 1) * R == pytest.approx(7 * wp / 8,
+                                                                                 rel=1e-12)
+
+
+def test_extra_rounds_apply_only_where_12_fails_and_default_to_the_paper():
+    fails, holds = ex(p=0.2), model.ModelInputs(8e-4, 0.045, 0.041, 6, 6, 4340, 0.245)
+    assert model.predict(fails, extra_rounds=0).throughput_pps == \
+        model.predict(fails).throughput_pps
+    # (27): every one of the n + 1 periods ending in a loss gets the rounds, at R each
+    r, counted = model.predict(fails), model.predict(fails, extra_rounds=model.ROUNDS_COUNTED)
+    wp = model.w_prime(0.2)
+    n = model.n_loss_free_periods(model.p_timeout(0.2, wp))
+    packets = r.throughput_pps * (model.n_ss2to_not_stable(0.2, wp, n) * EX.rtt
+                                  + model.timeout_series_duration_factor(0.2) * EX.t0)
+    assert counted.throughput_pps == pytest.approx(
+        packets / (packets / r.throughput_pps + (n + 1) * 2 * EX.rtt), rel=1e-12)
+    # where (12) holds the periods are (32)'s, which bill their rounds already
+    assert model.predict(holds, extra_rounds=2).throughput_pps == \
+        model.predict(holds).throughput_pps
+
+
+@pytest.mark.parametrize("bad", [-1, math.nan, math.inf, 101, True, "2"])
+def test_extra_rounds_out_of_range_raise(bad):
+    with pytest.raises(ValueError, match="extra_rounds"):
+        model.predict(EX, extra_rounds=bad)
+
+
 def test_timeout_not_stable_falls_with_p_across_the_w_prime_w0_crossing():
     # W0 = 20: W' of (13) falls below W0 at p = 0.01161 while (12) still holds (to 0.01515).
     # Switching to the W' periods there (an earlier version did) made auto rise 16% with p.
@@ -481,6 +517,20 @@ def test_cli_json(capsys):
     assert doc["w0"] == 8.0 and doc["inputs"]["mss"] == 1448
 
 
+def test_cli_extra_rounds_reach_the_model_and_are_said(capsys):
+    fails = ["--p", "0.2"] + EX_ARGS[2:]                # (12) fails at p = 0.2
+    assert model.main(fails + ["--extra-rounds", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["inputs"]["extra_rounds"] == 2
+    assert doc["throughput_pps"] == pytest.approx(
+        model.predict(ex(p=0.2), extra_rounds=2).throughput_pps, rel=1e-12)
+    assert doc["throughput_pps"] < model.predict(ex(p=0.2)).throughput_pps
+    assert model.main(fails + ["--extra-rounds", "2"]) == 0
+    assert "extra rounds:   2" in capsys.readouterr().out
+    assert model.main(fails) == 0
+    assert "extra rounds" not in capsys.readouterr().out
+
+
 def test_cli_json_without_mss_and_infinite_bound(capsys):
     # alpha = beta = 2 gives W0 = 4, where the (12) bound is infinite: JSON null, not Infinity.
     args = EX_ARGS[:6] + ["--alpha", "2", "--beta", "2"] + EX_ARGS[10:] + ["--json"]
@@ -512,6 +562,7 @@ def test_cli_text_and_forced_branch(capsys):
     EX_ARGS + ["--bogus"],
     ["--p", "5e-324"] + EX_ARGS[2:] + ["--json"],       # overflows floating point
     ["--p", "0"] + EX_ARGS[2:] + ["--branch", "full"],  # loss branch without loss
+    EX_ARGS + ["--extra-rounds", "-1"],
 ])
 def test_cli_bad_input_exits_2_with_one_stderr_line(capsys, args):
     assert model.main(args) == 2

@@ -32,6 +32,10 @@ models (11) and (14) of section 3.2 are kept as forced branches: they are what a
 that never times out would do. A forced branch is computed whatever the conditions say;
 the result still reports both conditions so the caller can see when they fail.
 
+Where (12) fails, (14) and (27) bill a loss-free period two rounds short of the paper's own
+process (see ROUNDS_COUNTED); ``extra_rounds`` bills them, as an attribution of the error, and
+defaults to 0, the paper as printed.
+
 The auto throughput is piecewise: it can jump at the boundary of (12) and (26), where W0
 gives way to W'. Monotonicity in p and R is a property of each branch on its own, where
 its conditions hold (tested for W0 >= 2 and T0 >= R; with T0 much smaller than R, (23) and
@@ -206,10 +210,21 @@ def w_prime(p: float) -> float:
     return (2 + 2 * math.sqrt(56 / p - 55)) / 7
 
 
-def throughput_no_timeout_not_stable(p: float, rtt: float) -> float:
-    """Equation (14): ((1-p)/p + W') / ((W'/4) R), the Reno-like branch (proportional to 1/R)."""
+# Rounds that (14) leaves unbilled in a loss-free period of section 3.2.3 (docs/DESIGN.md §8).
+# The sum behind (13) runs over the windows 3W'/4 .. W', which is W'/4 + 1 rounds, but (14)
+# divides by W'/4; and the duplicate ACK that reveals the loss returns one round after the
+# loss round. So (14) sends 7W'/8 + 7/2 packets a round where the windows hold 7W'/8.
+# ROUNDS_AS_PRINTED (0) is the paper and every default; ROUNDS_COUNTED bills both rounds,
+# as the model's own process (model_sim.py) does: an attribution, not the paper's model.
+ROUNDS_AS_PRINTED = 0.0
+ROUNDS_COUNTED = 2.0
+
+
+def throughput_no_timeout_not_stable(p: float, rtt: float, extra_rounds: float = 0.0) -> float:
+    """Equation (14): ((1-p)/p + W') / ((W'/4) R), the Reno-like branch (proportional to 1/R);
+    ``extra_rounds`` are added to the period's W'/4 rounds (see ROUNDS_COUNTED)."""
     wp = w_prime(p)
-    return ((1 - p) / p + wp) / (wp / 4 * rtt)
+    return ((1 - p) / p + wp) / ((wp / 4 + extra_rounds) * rtt)
 
 
 # --- model 3: single time-outs (section 3.3) -----------------------------------------
@@ -296,7 +311,7 @@ def throughput_full(p: float, w0: float, n: float, rtt: float, t0: float) -> flo
 
 # --- stable backlog not attainable, with time-outs (section 3.3.4) --------------------
 
-def n_ss2to_not_stable(p: float, wp: float, n: float) -> float:
+def n_ss2to_not_stable(p: float, wp: float, n: float, extra_rounds: float = 0.0) -> float:
     """(27)'s denominator before its time-outs, in rounds: D'_SSP + D'_TP + n D'_LFP.
 
     D'_SSP and D'_TP are (17) and (19) with W' for W0 (section 3.3.4: "the transition
@@ -305,14 +320,16 @@ def n_ss2to_not_stable(p: float, wp: float, n: float) -> float:
     -5W'^2/32 + W'/8 + 4 packets): the TP's ramp from W'/2 carries more than one loss-free
     period. We keep the paper's recipe literally; the negative stage only shortens D'_TP,
     which stays positive (W'/8 + 1/4 + (1-p)/(pW') + 4/W' rounds). Together: 2 log W' - 11/4 + W'/8 + (1-p)/(p W') + (4 - 2^log W')/W'
-    + n W'/4, with log from ``slow_start_log``.
+    + n W'/4, with log from ``slow_start_log``. ``extra_rounds`` are added to each of the
+    n + 1 periods that end in a loss (the n LFPs and the TP; see ROUNDS_COUNTED).
     """
     lg = slow_start_log(wp)
     return (2 * lg - 11 / 4 + wp / 8 + (1 - p) / (p * wp) + (4 - 2 ** lg) / wp
-            + n * wp / 4)
+            + n * wp / 4 + (n + 1) * extra_rounds)
 
 
-def throughput_timeout_not_stable(p: float, w0: float, rtt: float, t0: float) -> float:
+def throughput_timeout_not_stable(p: float, w0: float, rtt: float, t0: float,
+                                  extra_rounds: float = 0.0) -> float:
     """Equation (27) with the time-out series of (30)-(31):
 
     ((n'+1)((1-p)/p + W') + 2p(2-p)/(1-p)^2) / (N' R + d(p) T0), where P'_SSP + P'_TP =
@@ -323,14 +340,15 @@ def throughput_timeout_not_stable(p: float, w0: float, rtt: float, t0: float) ->
     only (26) fails, loss-free periods reach stable backlog (that is what (12) says), so
     they are those of (6) and (10), not of (13)-(14), and the periods are (32)'s. Billing
     a period of 1/p packets as W'/4 rounds there exceeded the ceiling W0/R (+39% against
-    a simulation of the model's own process at p = 8e-4) or rose with p.
+    a simulation of the model's own process at p = 8e-4) or rose with p. ``extra_rounds``
+    (see ROUNDS_COUNTED) applies only where (12) fails, to the W' periods.
     """
     if p <= condition_12_bound(w0):
         return throughput_full(p, w0, n_loss_free_periods(p_timeout(p, w0)), rtt, t0)
     wp = w_prime(p)
     n = n_loss_free_periods(p_timeout(p, wp))
     packets = (n + 1) * ((1 - p) / p + wp) + packets_in_timeout_series(p)
-    return packets / (n_ss2to_not_stable(p, wp, n) * rtt
+    return packets / (n_ss2to_not_stable(p, wp, n, extra_rounds) * rtt
                       + timeout_series_duration_factor(p) * t0)
 
 
@@ -343,28 +361,34 @@ def select_branch(p: float, c12: Condition, c26: Condition) -> str:
     return FULL if c12.holds and c26.holds else TO_NOT_STABLE
 
 
-def _branch_throughput(branch: str, i: ModelInputs, w0: float, w0_nl: float) -> float:
+def _branch_throughput(branch: str, i: ModelInputs, w0: float, w0_nl: float,
+                       extra_rounds: float) -> float:
     """Packets/s by the equations of one branch."""
     if branch == NO_LOSS:
         return throughput_no_loss(w0_nl, i.rtt)
     if branch == NO_TO_STABLE:
         return throughput_no_timeout_stable(i.p, w0, i.rtt)
     if branch == NO_TO_NOT_STABLE:
-        return throughput_no_timeout_not_stable(i.p, i.rtt)
+        return throughput_no_timeout_not_stable(i.p, i.rtt, extra_rounds)
     if branch == TO_NOT_STABLE:
-        return throughput_timeout_not_stable(i.p, w0, i.rtt, i.t0)
+        return throughput_timeout_not_stable(i.p, w0, i.rtt, i.t0, extra_rounds)
     n = n_loss_free_periods(p_timeout(i.p, w0))
     model = throughput_full if branch == FULL else throughput_single_timeout
     return model(i.p, w0, n, i.rtt, i.t0)
 
 
-def predict(inputs: ModelInputs, branch: str = AUTO, mss: float | None = None) -> ModelResult:
-    """Predicted throughput of a Vegas bulk transfer; ``branch`` is "auto" or one of BRANCHES."""
+def predict(inputs: ModelInputs, branch: str = AUTO, mss: float | None = None,
+            extra_rounds: float = ROUNDS_AS_PRINTED) -> ModelResult:
+    """Predicted throughput of a Vegas bulk transfer; ``branch`` is "auto" or one of BRANCHES;
+    ``extra_rounds`` (ROUNDS_COUNTED) bills the rounds (14) leaves out, where (12) fails."""
     if branch != AUTO and branch not in BRANCHES:
         raise ValueError(f"unknown branch {branch!r}; choose auto or one of: {', '.join(BRANCHES)}")
     if mss is not None and (isinstance(mss, bool) or not isinstance(mss, (int, float))
                             or not math.isfinite(mss) or not mss > 0):
         raise ValueError(f"mss must be a number > 0, got {mss!r}")
+    if (isinstance(extra_rounds, bool) or not isinstance(extra_rounds, (int, float))
+            or not math.isfinite(extra_rounds) or not 0 <= extra_rounds <= 100):
+        raise ValueError(f"extra_rounds must be a number from 0 to 100, got {extra_rounds!r}")
     i = inputs
     w0 = w0_stable(i.alpha, i.beta, i.rtt, i.base_rtt, i.wmax)
     w0_nl = w0_no_loss(i.beta, i.rtt, i.base_rtt, i.wmax)
@@ -375,7 +399,7 @@ def predict(inputs: ModelInputs, branch: str = AUTO, mss: float | None = None) -
         raise ValueError(f"branch {chosen!r} needs p > 0 (with p = 0 use no-loss)")
 
     try:
-        pps = _branch_throughput(chosen, i, w0, w0_nl)
+        pps = _branch_throughput(chosen, i, w0, w0_nl, extra_rounds)
     except (ZeroDivisionError, OverflowError):
         pps = math.nan
     bps = None if mss is None else pps * mss
@@ -415,6 +439,10 @@ def _build_parser() -> OneLineParser:
     parser.add_argument("--mss", type=float, help="bytes per packet, to also report bytes/s")
     parser.add_argument("--branch", default=AUTO, choices=(AUTO,) + BRANCHES, metavar="NAME",
                         help="auto (default) or one of: " + "; ".join(f"'{b}'" for b in BRANCHES))
+    parser.add_argument("--extra-rounds", type=float, default=ROUNDS_AS_PRINTED, metavar="N",
+                        help="rounds added to each loss-free period where (12) fails; 0 (the "
+                        f"default) is the paper as printed, {ROUNDS_COUNTED:g} bills the loss "
+                        "and detection rounds that (14) leaves out (docs/DESIGN.md §8)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -423,7 +451,8 @@ def _finite_or_none(x: float) -> float | None:
     return x if math.isfinite(x) else None  # strict JSON has no Infinity
 
 
-def _to_json(inputs: ModelInputs, r: ModelResult, mss: float | None) -> str:
+def _to_json(inputs: ModelInputs, r: ModelResult, mss: float | None,
+             extra_rounds: float = ROUNDS_AS_PRINTED) -> str:
     def cond(c: Condition) -> dict:
         return {"p": c.lhs, "bound": _finite_or_none(c.rhs), "holds": c.holds}
 
@@ -432,11 +461,11 @@ def _to_json(inputs: ModelInputs, r: ModelResult, mss: float | None) -> str:
         "throughput_pps": r.throughput_pps, "throughput_bytes_per_s": r.throughput_bytes_per_s,
         "condition_12": cond(r.condition_12), "condition_26": cond(r.condition_26),
         "w0": r.w0, "w0_no_loss": r.w0_no_loss,
-        "inputs": {**asdict(inputs), "mss": mss},
+        "inputs": {**asdict(inputs), "mss": mss, "extra_rounds": extra_rounds},
     }, allow_nan=False)
 
 
-def _to_text(r: ModelResult) -> str:
+def _to_text(r: ModelResult, extra_rounds: float = ROUNDS_AS_PRINTED) -> str:
     def cond(c: Condition) -> str:
         return f"p = {c.lhs:.6g} <= {c.rhs:.6g}: {'holds' if c.holds else 'fails'}"
 
@@ -449,7 +478,8 @@ def _to_text(r: ModelResult) -> str:
         f"condition (12): {cond(r.condition_12)}",
         f"condition (26): {cond(r.condition_26)}",
         f"W0 (5):         {r.w0:.6g} packets",
-    ])
+    ] + ([f"extra rounds:   {extra_rounds:g} a period where (12) fails (not the paper's)"]
+         if extra_rounds else []))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -458,11 +488,12 @@ def main(argv: list[str] | None = None) -> int:
         args = _build_parser().parse_args(argv)
         inputs = ModelInputs(p=args.p, rtt=args.rtt, base_rtt=args.base_rtt, alpha=args.alpha,
                              beta=args.beta, wmax=args.wmax, t0=args.t0)
-        result = predict(inputs, branch=args.branch, mss=args.mss)
+        result = predict(inputs, branch=args.branch, mss=args.mss, extra_rounds=args.extra_rounds)
     except (UsageError, ValueError) as e:
         print(f"vegaskit.analysis.model: error: {e}", file=sys.stderr)
         return 2
-    print(_to_json(inputs, result, args.mss) if args.json else _to_text(result))
+    print(_to_json(inputs, result, args.mss, args.extra_rounds) if args.json
+          else _to_text(result, args.extra_rounds))
     return 0
 
 

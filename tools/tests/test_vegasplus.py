@@ -37,3 +37,27 @@ def test_recovery_is_the_start_of_the_last_run_of_low_windows():
     assert measure.recovery_s(STEPS, 0, 4) == 3.0      # 10, 2, 6, then 3 for good
     assert measure.recovery_s(STEPS, 3, 4) == 0.0
     assert measure.recovery_s([(0.0, 9)], 0, 3) is None
+
+
+def test_queue_trough_is_the_mean_of_each_windows_smallest_queue():
+    # windows [0,1) [1,2) [2,3) [3,4): the level is 10, then 2, then 6, then 3
+    assert measure.queue_trough(STEPS, 0, 4, 1.0) == pytest.approx((10 + 2 + 6 + 3) / 4)
+    # a burst inside one window: 1 from the start, 9 at 0.2, drained to 1 at 0.9; a window
+    # with no event holds the level it started with
+    burst = [(0.0, 1), (0.2, 9), (0.9, 1), (2.5, 0)]
+    assert measure.queue_trough(burst, 0, 3, 1.0) == pytest.approx((1 + 1 + 0) / 3)
+    assert measure.queue_mean(burst, 0, 1) > 5 * measure.queue_trough(burst, 0, 1, 1.0)
+
+
+def test_arrival_burst_weights_groups_by_their_packets(tmp_path):
+    q = tmp_path / "queue.csv"
+    rows = ["t_s,qlen_pkts,event"]
+    # a group of 3 arrivals 10 us apart, a lone arrival, a group of 2 (a dequeue between
+    # them is not an arrival), and a drop, which is not an enqueue
+    for t, ev in [(1.0, "enq"), (1.00001, "enq"), (1.00002, "enq"), (1.5, "enq"),
+                  (2.0, "enq"), (2.000005, "deq"), (2.00001, "enq"), (2.5, "drop")]:
+        rows.append(f"{t},0,{ev}")
+    q.write_text("\n".join(rows) + "\n")
+    assert measure.arrival_burst(q, 0, 3) == pytest.approx((9 + 1 + 4) / 6)
+    assert measure.arrival_burst(q, 1.2, 3) == pytest.approx((1 + 4) / 3)
+    assert measure.arrival_burst(q, 5, 6) == 0.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 
 from vegaskit.analysis import metrics
@@ -85,6 +86,57 @@ def queue_delay_p95_ms(steps: list[tuple[float, int]], a: float, b: float, net: 
     return metrics.weighted_percentile(vals, wts, 95) * MSS_WIRE * 8 / net.rate_bps * 1000
 
 
+def queue_trough(steps: list[tuple[float, int]], a: float, b: float, width: float) -> float:
+    """The mean over windows [a + k*width, a + (k+1)*width) up to b of the smallest queue each
+    held for any time: with width one RTT, the queue a round's minimum RTT reads, below the
+    mean by what bursts add."""
+    n = int((b - a) / width + 1e-9)
+    if n < 1:
+        return 0.0
+    end = a + n * width
+    lows = [math.inf] * n
+    q, t_prev = 0, a
+    for t, qlen in steps + [(end, 0)]:
+        if t <= a:
+            q = qlen
+            continue
+        t = min(t, end)
+        if t > t_prev:          # q held over [t_prev, t): every window that span touches
+            first = int((t_prev - a) / width)
+            last = min(n - 1, math.ceil((t - a) / width - 1e-9) - 1)
+            for k in range(first, last + 1):
+                lows[k] = min(lows[k], q)
+            t_prev = t
+        if t >= end:
+            break
+        q = qlen
+    return sum(lows) / n
+
+
+def arrival_burst(path: Path, a: float, b: float, gap_s: float = 30e-6) -> float:
+    """Packet-weighted mean size of the groups of packets that reach the bottleneck less than
+    gap_s apart (a packet at 100 Mbit/s takes 120 us to serialize): how bursty the arrivals are."""
+    sizes, n, last = [], 0, None
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            if r["event"] != "enq":
+                continue
+            t = float(r["t_s"])
+            if not a <= t < b:
+                continue
+            if last is not None and t - last < gap_s:
+                n += 1
+            else:
+                if n:
+                    sizes.append(n)
+                n = 1
+            last = t
+    if n:
+        sizes.append(n)
+    total = sum(sizes)
+    return sum(x * x for x in sizes) / total if total else 0.0
+
+
 def recovery_s(steps: list[tuple[float, int]], left_at: float, end: float) -> float | None:
     """Seconds after `left_at` until the queue's mean stays at most BAND_PKTS in every
     window of WINDOW_S to the end of the run; None if it never does."""
@@ -120,4 +172,6 @@ def figures(rundir: Path, net: Net, case_key: str) -> dict:
         out["utilisation"] = float(sm["utilisation"])
         out["retx_second_half"] = retransmits(rundir, 1, d / 2)
         out["retx"] = int(sm["flows"][0]["retransmits"])
+        out["queue_trough_pkts"] = queue_trough(steps, *half, net.rtt_ms / 1000)
+        out["arrival_burst_pkts"] = arrival_burst(rundir / "queue.csv", *half)
     return out

@@ -29,3 +29,28 @@ def test_a_full_only_family_in_the_ci_profile_is_one_line(capsys):
     assert mv.main(["--profile", "ci", "--family", "agent"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["model_validation: family agent runs in the full profile only"]
+
+
+def _row(**m):
+    base = {"run": "model_validation/l0.03_r40", "rep": 0, "p": 0.02, "R_s": 0.0455,
+            "base_rtt_s": 0.041, "sent_pps": 209.0}
+    return mv.vegas_row({**base, **m})
+
+
+def test_the_error_splits_into_round_count_rest_and_process_where_12_fails():
+    r = _row()
+    assert r["w_prime_periods"] and not r["in_domain"]
+    product = ((1 + r["error_round_count"]) * (1 + r["error_counted_vs_process"])
+               * (1 + r["error_process"]))
+    assert product == pytest.approx(1 + r["error"], rel=1e-12)
+    assert r["error_counted"] == pytest.approx(r["model_counted_pps"] / 209.0 - 1, rel=1e-12)
+    assert r["error_round_count"] > 0.3          # p = 2%: W' = 15, periods of 3.7 rounds
+    table = "\n".join(mv._round_count_table([r]))
+    assert "model_validation/l0.03_r40" in table and "Over the 1 runs where (12) fails" in table
+
+
+def test_where_12_holds_the_round_count_does_not_apply_and_the_branch_says_32():
+    r = _row(run="model_validation/l0.002_r40", p=0.0015, R_s=0.0466)   # (12) holds, (26) not
+    assert not r["w_prime_periods"] and r["error_round_count"] == 0
+    assert r["branch"].endswith("((12) holds: (32)'s periods)")
+    assert mv._round_count_table([r]) == ["No run here has (12) failing."]

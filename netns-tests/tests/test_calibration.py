@@ -266,6 +266,31 @@ def test_delay_drop_never_reorders(how):
     assert 200 < sum(d > 150 for d in owd_ms) < count - 200, "change not mid-run"
 
 
+def test_a_packet_waits_its_delay_from_its_own_arrival_when_reads_run_late(monkeypatch):
+    """linkemu reads a wake-up's packets in one loop. A packet that comes while that loop
+    runs (the process lost its CPU mid-batch; LINKEMU_READ_STALL_US stands in, 10 ms after
+    a wake-up's first read) must still wait its whole delay from its own arrival. Stamped
+    with the wake-up's time, as before, the datagrams that came 1 ms apart during the stall
+    left up to 10 ms early. On a busy host the same, rarer and smaller, gave an RTT 1.45 ms
+    under the path's, which a Vegas flow kept as its baseRTT."""
+    monkeypatch.setenv("LINKEMU_READ_STALL_US", "10000")
+    delay_us, count = 20_000, 60
+    with Lab() as lab:
+        path = two_hosts(lab, LinkParams(delay_us=delay_us))
+        rx = probe_recv(lab, path.b, 9000, idle=1.0, max_wait=20)
+        tx = probe_send(lab, path.a, path.addr_b, 9000, count, 1000, size=100)
+        probe_result(tx, timeout=20)
+        got = probe_result(rx, timeout=25)
+    assert sorted(got["seq"]) == list(range(count))
+    # send_ns is taken before the datagram leaves, recv_ns after it arrived: no link that
+    # holds each packet its delay can give less
+    owd_us = [(r - s) / 1e3 for s, r in zip(got["send_ns"], got["recv_ns"])]
+    early = [round(delay_us - d) for d in owd_us if d < delay_us]
+    assert not early, f"{len(early)} of {count} left early, by up to {max(early)} us"
+    # and the stall did happen: datagrams waited behind the slow read
+    assert max(owd_us) > delay_us + 5_000
+
+
 # ---------------------------------------------------------------- loss
 
 @pytest.mark.parametrize("p,count", [(0.01, 20_000), (0.1, 5_000)], ids=["1%", "10%"])

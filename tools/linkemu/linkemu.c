@@ -218,6 +218,35 @@ static void parse_at(const char *arg, struct opts *o)
 	o->nchanges++;
 }
 
+/*
+ * LINKEMU_READ_STALL_US (tests only): sleep this long after the first packet a
+ * wake-up reads, the stand-in for losing the CPU in the middle of a batch of
+ * reads, which busy hosts do at random (netns-tests/tests/test_calibration.py).
+ */
+static struct timespec read_stall_ts;
+
+void read_stall(void)
+{
+	if (read_stall_ts.tv_nsec || read_stall_ts.tv_sec)
+		nanosleep(&read_stall_ts, NULL);
+}
+
+static void read_stall_from_env(void)
+{
+	const char *v = getenv("LINKEMU_READ_STALL_US");
+	char *end;
+	unsigned long us;
+
+	if (!v || !*v)
+		return;
+	errno = 0;
+	us = strtoul(v, &end, 10);
+	if (errno || *end || us > 1000000)
+		usage_error("LINKEMU_READ_STALL_US=%s: expected 0..1000000", v);
+	read_stall_ts.tv_sec = us / 1000000;
+	read_stall_ts.tv_nsec = (long)(us % 1000000) * 1000;
+}
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_BOTH = 256, O_AB, O_BA, O_AT, O_MTU, O_SEED, O_CTL, O_QLOG, O_STATS,
@@ -447,6 +476,7 @@ int main(int argc, char **argv)
 	bool stop = false;
 
 	parse_args(argc, argv, &o);
+	read_stall_from_env();
 	sort_changes(&o);
 
 	/* Stats go to a pipe the caller may have closed: EPIPE, not death. */
@@ -568,9 +598,9 @@ int main(int argc, char **argv)
 			continue;
 		now = now_ns();
 		if (pfd[0].revents & POLLIN)
-			dir_read(&dirs[0], now, READ_BUDGET);
+			dir_read(&dirs[0], READ_BUDGET);
 		if (pfd[1].revents & POLLIN)
-			dir_read(&dirs[1], now, READ_BUDGET);
+			dir_read(&dirs[1], READ_BUDGET);
 		if (pfd[3].revents & POLLIN)
 			ctl_handle(ctl_fd, now);
 		if (pfd[2].revents & POLLIN)

@@ -130,7 +130,8 @@ struct dir {
 int dir_init(struct dir *d, const char *name, unsigned int index, uint64_t seed,
 	     unsigned int mtu);
 void dir_free(struct dir *d);
-void dir_read(struct dir *d, uint64_t now, unsigned int budget);
+void dir_read(struct dir *d, unsigned int budget);	/* each packet stamped as read */
+void read_stall(void);
 void dir_advance(struct dir *d, uint64_t now);
 uint64_t dir_next_release(const struct dir *d);
 uint64_t dir_next_tx_done(const struct dir *d);

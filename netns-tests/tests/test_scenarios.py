@@ -219,7 +219,10 @@ def test_file_transfers_complete(results):
 
 
 @pytest.mark.reliability("kill_point")
-def test_sigint_mid_run_leaves_nothing(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_sigint_mid_run_leaves_nothing(tmp_path, sig):
+    """Ctrl-C, or a SIGTERM (make killed, a CI timeout), mid-run: one line, exit 130, and
+    nothing left (a SIGTERM inside a lab once ended in a traceback)."""
     before = set(available_cc())
     p = interruptible([sys.executable, "-m", "vegaskit.cli.results",
                           str(paths.SCENARIOS / "vegas_pair.toml"),
@@ -231,13 +234,15 @@ def test_sigint_mid_run_leaves_nothing(tmp_path):
             time.sleep(0.1)
         assert owned_namespaces(p.pid), "the run never started"
         time.sleep(3)                                   # flows running
-        p.send_signal(signal.SIGINT)
+        p.send_signal(sig)
         _, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:                            # failed: stop it, leave no run behind
             p.kill()
             p.wait()
     assert p.returncode == 130, err.decode()
+    assert "Traceback" not in err.decode(), err.decode()
+    assert err.decode().strip().splitlines()[-1].startswith("testbed: interrupted"), err.decode()
     assert owned_namespaces(p.pid) == []
     left = subprocess.run(["pgrep", "-f", f"vk{p.pid}x"], capture_output=True, text=True).stdout
     assert left == "", f"processes left: {left}"

@@ -38,8 +38,9 @@ class Netns:
         self.run(["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"], check=False)
 
 
-class _Terminate(BaseException):
-    """SIGTERM turned into an exception so that cleanup runs."""
+class _Terminate(KeyboardInterrupt):
+    """SIGTERM turned into an exception so that cleanup runs; a KeyboardInterrupt, so
+    that every command's Ctrl-C path (one line, exit 130) ends it too, not a traceback."""
 
 
 @dataclass

@@ -277,7 +277,7 @@ def test_th_resolution_is_above_the_measured_rtt_noise(adaptive_run):
     crossed = sum(x >= 0.5 for x in noise)
     print(f"RTT noise in Th, packets per round, {len(noise)} round pairs: median {q[50]:.3f}, "
           f"p95 {q[95]:.3f}, p99 {q[99]:.3f}, max {noise[-1]:.3f}; {crossed} at or above 0.5")
-    assert crossed < 0.05 * len(noise), q
+    assert crossed < 0.05 * len(noise), (crossed, len(noise), q)
 
 
 def test_a_receiver_told_to_ack_every_packet_does(tmp_path):

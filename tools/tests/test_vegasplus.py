@@ -47,17 +47,25 @@ def test_queue_trough_is_the_mean_of_each_windows_smallest_queue():
     burst = [(0.0, 1), (0.2, 9), (0.9, 1), (2.5, 0)]
     assert measure.queue_trough(burst, 0, 3, 1.0) == pytest.approx((1 + 1 + 0) / 3)
     assert measure.queue_mean(burst, 0, 1) > 5 * measure.queue_trough(burst, 0, 1, 1.0)
+    # a start after the first steps takes the level they left; the partial window at the end
+    # is left out, as queue_windows leaves it
+    assert measure.queue_trough(STEPS, 1.5, 4.2, 1.0) == pytest.approx((2 + 3) / 2)
+    # a step exactly on a window's edge (times as queue.csv keeps them, to the microsecond)
+    # opens the next window: it does not lower the one that ended there
+    edge = [(14.0, 5), (15.04, 0), (15.1, 5)]
+    assert measure.queue_trough(edge, 15.0, 15.1, 0.02) == pytest.approx((5 + 5 + 0 + 0 + 0) / 5)
 
 
 def test_arrival_burst_weights_groups_by_their_packets(tmp_path):
     q = tmp_path / "queue.csv"
     rows = ["t_s,qlen_pkts,event"]
     # a group of 3 arrivals 10 us apart, a lone arrival, a group of 2 (a dequeue between
-    # them is not an arrival), and a drop, which is not an enqueue
+    # them is not an arrival), and a lone drop, an arrival that found the queue full
     for t, ev in [(1.0, "enq"), (1.00001, "enq"), (1.00002, "enq"), (1.5, "enq"),
-                  (2.0, "enq"), (2.000005, "deq"), (2.00001, "enq"), (2.5, "drop")]:
+                  (2.0, "enq"), (2.000005, "deq"), (2.00001, "enq"), (2.5, "drop"),
+                  (2.7, "loss")]:
         rows.append(f"{t},0,{ev}")
     q.write_text("\n".join(rows) + "\n")
-    assert measure.arrival_burst(q, 0, 3) == pytest.approx((9 + 1 + 4) / 6)
-    assert measure.arrival_burst(q, 1.2, 3) == pytest.approx((1 + 4) / 3)
+    assert measure.arrival_burst(q, 0, 3) == pytest.approx((9 + 1 + 4 + 1) / 7)
+    assert measure.arrival_burst(q, 1.2, 3) == pytest.approx((1 + 4 + 1) / 4)
     assert measure.arrival_burst(q, 5, 6) == 0.0

@@ -440,7 +440,8 @@ def _build_parser() -> OneLineParser:
     parser.add_argument("--branch", default=AUTO, choices=(AUTO,) + BRANCHES, metavar="NAME",
                         help="auto (default) or one of: " + "; ".join(f"'{b}'" for b in BRANCHES))
     parser.add_argument("--extra-rounds", type=float, default=ROUNDS_AS_PRINTED, metavar="N",
-                        help="rounds added to each loss-free period where (12) fails; 0 (the "
+                        help="rounds added to each loss-free period of (14), and of (27) where "
+                        "(12) fails; 0 (the "
                         f"default) is the paper as printed, {ROUNDS_COUNTED:g} bills the loss "
                         "and detection rounds that (14) leaves out (docs/DESIGN.md §8)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -102,7 +102,7 @@ def queue_trough(steps: list[tuple[float, int]], a: float, b: float, width: floa
             continue
         t = min(t, end)
         if t > t_prev:          # q held over [t_prev, t): every window that span touches
-            first = int((t_prev - a) / width)
+            first = min(n - 1, int((t_prev - a) / width + 1e-9))   # on an edge: the next
             last = min(n - 1, math.ceil((t - a) / width - 1e-9) - 1)
             for k in range(first, last + 1):
                 lows[k] = min(lows[k], q)
@@ -114,12 +114,14 @@ def queue_trough(steps: list[tuple[float, int]], a: float, b: float, width: floa
 
 
 def arrival_burst(path: Path, a: float, b: float, gap_s: float = 30e-6) -> float:
-    """Packet-weighted mean size of the groups of packets that reach the bottleneck less than
-    gap_s apart (a packet at 100 Mbit/s takes 120 us to serialize): how bursty the arrivals are."""
+    """Packet-weighted mean size of the groups of packets that the bottleneck's emulator read
+    less than gap_s apart (a packet at 100 Mbit/s takes 120 us to serialize), queued or
+    dropped: how bursty the arrivals are, as far as its reads can tell (packets that waited
+    in its TUN while it slept are read together, whatever their spacing there)."""
     sizes, n, last = [], 0, None
     with open(path) as f:
         for r in csv.DictReader(f):
-            if r["event"] != "enq":
+            if r["event"] not in ("enq", "drop"):
                 continue
             t = float(r["t_s"])
             if not a <= t < b:

@@ -34,11 +34,11 @@ ROWS = (
     Row("alone", "retx_second_half", "alone: retransmissions, second half", "", "0",
         lambda x: x == 0),
     Row("alone", "retx", "alone: retransmissions, whole run (slow start included)", "", ""),
-    # why the mean can sit above the band (docs/DESIGN.md §3.11): what a round's minimum RTT
+    # why the mean can sit above the band (docs/DESIGN.md §7.3): what a round's minimum RTT
     # reads, and how many packets arrive together
     Row("alone", "queue_trough_pkts", "alone: the queue's minimum in each RTT, mean, second half",
         "pkts", ""),
-    Row("alone", "arrival_burst_pkts", "alone: packets reaching the bottleneck together "
+    Row("alone", "arrival_burst_pkts", "alone: packets the bottleneck read together "
         "(< 30 us apart), packet-weighted mean", "", ""),
     Row("reno", "share", "against 1 reno: share of the fair share", "", "0.8 - 1.25",
         lambda x: 0.8 <= x <= 1.25),

@@ -282,7 +282,7 @@ static bool retx_seen(struct dir *d, const uint8_t *b, size_t n)
 /* Read up to budget packets that arrived from the input TUN by now. */
 void dir_read(struct dir *d, unsigned int budget)
 {
-	uint64_t now;
+	uint64_t now = now_ns();
 	size_t room = d->r.slot_size - sizeof(struct pkt);
 	struct ring *r = &d->r;
 
@@ -294,6 +294,7 @@ void dir_read(struct dir *d, unsigned int budget)
 		bool retx;
 		ssize_t n;
 
+		dir_advance(d, now);		/* free what is due: the ring's room */
 		if (r->tail - r->head < r->cap || ring_grow(r))
 			p = slot(r, r->tail);
 		n = read(d->in_fd, p ? p->data : scratch, p ? room : sizeof(scratch));

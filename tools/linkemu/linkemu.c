@@ -602,7 +602,7 @@ int main(int argc, char **argv)
 		if (pfd[1].revents & POLLIN)
 			dir_read(&dirs[1], READ_BUDGET);
 		if (pfd[3].revents & POLLIN)
-			ctl_handle(ctl_fd, now);
+			ctl_handle(ctl_fd, now_ns());	/* after the reads, which moved time on */
 		if (pfd[2].revents & POLLIN)
 			stop = true;
 		if (pfd[4].revents & POLLIN) {

@@ -279,7 +279,7 @@ static bool retx_seen(struct dir *d, const uint8_t *b, size_t n)
 	return false;
 }
 
-/* Read up to budget packets that arrived from the input TUN by now. */
+/* Read up to budget packets waiting on the input TUN, each dated when it is read. */
 void dir_read(struct dir *d, unsigned int budget)
 {
 	uint64_t now = now_ns();

@@ -106,13 +106,15 @@ def controllers(run: Run, names: dict[str, str]):
                 continue
             args = _load_args(run, cc, inst)
             leftovers.record_loaded(owner, inst)
+            # ours from here: a SIGTERM or Ctrl-C while vegasctl loads it ends the wait,
+            # not vegasctl, which may finish the registration all the same
+            ours.append(inst)
             r = subprocess.run([VEGASCTL, "load", *args], capture_output=True, text=True)
             if r.returncode != 0:       # vegasctl's own one line says why
                 raise RuntimeError(f"controller '{cc}': {r.stderr.strip() or 'vegasctl load failed'}")
-            ours.append(inst)
         yield [names[cc] for cc in names if cc in run.controllers or variant_of(cc)]
     finally:
-        for inst in ours:
+        for inst in ours:               # one never registered: vegasctl says so, harmlessly
             subprocess.run([VEGASCTL, "unload", inst], capture_output=True)
         leftovers.forget_loaded(owner)
 

@@ -140,11 +140,12 @@ PROFILE   ?= full
 SCENARIOS ?= $(filter-out demo.toml model_validation%.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
 # JOBS=N runs N at once (no traces then; docs/DESIGN.md §7.1); REPS=N overrides the profile's;
 # RUNS="a b" reruns only those runs, merged into the reports beside the others.
+# TRACE_ALL=1 traces every repetition, not only the first (JOBS=1): decisions per rule and alpha.
 JOBS      ?= 1
 results: deps all
 	$(PY) -m vegaskit.cli.results $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
 		--profile $(PROFILE) --out results --jobs $(JOBS) $(if $(REPS),--reps $(REPS)) \
-		$(foreach r,$(RUNS),--run $(r))
+		$(foreach r,$(RUNS),--run $(r)) $(if $(TRACE_ALL),--trace-all)
 
 # The same runs in ns-2 with its stock agents, the simulator the papers used, beside the
 # paper's figures and Linux's (docs/DESIGN.md §7.2); only make deps needs root. Writes results/ns2/.

@@ -89,6 +89,8 @@ BAD = [
      "unknown run 'nope'"),
     (GOOD + '[[paper.figures]]\nid = "x"\nrun = "vegas"\nmetric = "speed"\nvalue = 1\n',
      "is not one of"),
+    (GOOD + '[report]\nper_rep = ["nope"]\n', "[report].per_rep names unknown run 'nope'"),
+    (GOOD + '[report]\nper_rep = "vegas"\n', "[report].per_rep must be a list of run names"),
 ]
 
 
@@ -197,3 +199,33 @@ def test_rewriting_reports_without_results_is_refused_in_one_line(tmp_path, how)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("testbed: "), r.stderr
     assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.reliability("bad_input")
+def test_tracing_every_repetition_of_runs_side_by_side_is_refused(tmp_path):
+    """Runs side by side trace nothing (one ring buffer, one reader): --trace-all
+    with --jobs 2 would silently give untraced runs, so it is refused."""
+    r = subprocess.run([sys.executable, "-m", "vegaskit.cli.results",
+                        str(paths.SCENARIOS / "newreno_1v1.toml"), "--profile", "ci",
+                        "--trace-all", "--jobs", "2", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "--trace-all needs --jobs 1" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_start_placeholder_is_a_number_once_each_run_fills_it():
+    """A flow's start may be a {placeholder} (runs that fix the start order,
+    packet_size's late256/late1448); the value a run gives is checked as a
+    start when the run is made, one line naming the flow."""
+    text = with_('cc = "{cc}"', 'cc = "{cc}"\nstart = "{s1}"').replace(
+        'vegas = { cc = "bpf_vegas" }',
+        'vegas = { cc = "bpf_vegas", s1 = 2 }\nlate = { cc = "bpf_vegas", s1 = "soon" }\n'
+        'after = { cc = "bpf_vegas", s1 = 99 }\nnone = { cc = "bpf_vegas" }')
+    s = Scenario.parse(text, "x.toml")
+    assert s.run("vegas", "ci").flows[0].start == 1.0           # 2 s, time scale 0.5
+    for run, expect in (("late", "flow 1.start must be a number"), ("after", "after the run"),
+                        ("none", "no value for 's1'")):
+        with pytest.raises(ScenarioError) as e:
+            s.run(run, "ci")
+        assert expect in str(e.value) and "\n" not in str(e.value), str(e.value)

@@ -97,7 +97,7 @@ def claim_slot() -> tuple[int, int]:
 
 
 def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
-            commit: str) -> dict | None:
+            commit: str, trace_all: bool = False) -> dict | None:
     """One repetition of one run, in a worker process when jobs > 1; None if
     the batch was stopped before it began."""
     if _STOP is not None:
@@ -108,7 +108,7 @@ def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
     job, held = claim_slot() if _STOP is not None else (0, -1)
     try:
         r = Scenario.load(path).run(run, profile, rep)
-        if rep:             # the first repetition's trace and figures illustrate the run
+        if rep and not trace_all:   # the first repetition's trace illustrates the run
             r.trace = "off"
         sm = runner.execute(r, outdir, job=job, plots=rep == 0)
         sm["commit"] = commit
@@ -165,7 +165,7 @@ def _parent_only(parent: int):
 
 
 def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int,
-            whole: bool) -> None:
+            whole: bool, trace_all: bool = False) -> None:
     """Every repetition of every run; a scenario's report is written as soon as
     its last run is in, so a long batch keeps what it finished if it stops."""
     tasks, commit = [], source_commit()
@@ -203,7 +203,7 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
     if jobs <= 1:
         for s, n, rep, d in tasks:
             print(f"== {s.name} / {n} rep {rep} ({profile})", flush=True)
-            sm = run_one(s.path, n, profile, rep, d, commit)
+            sm = run_one(s.path, n, profile, rep, d, commit, trace_all)
             print(_line(sm), flush=True)
             finished(s, sm)
         return
@@ -256,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
                     help="runs at once (default 1; with more, nothing is traced)")
     ap.add_argument("--out", type=Path, default=paths.RESULTS)
+    ap.add_argument("--trace-all", action="store_true",
+                    help="trace every repetition, not only the first (needs --jobs 1): each "
+                         "flow's decisions by rule and its alpha go into the report")
     ap.add_argument("--rerender", action="store_true",
                     help="rewrite the reports and the index from summaries.json, running nothing")
     ap.add_argument("--index", action="store_true",
@@ -266,6 +269,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not 1 <= a.jobs <= 16:
         print("testbed: --jobs must be 1 to 16", file=sys.stderr)
+        return 2
+    if a.trace_all and a.jobs > 1:
+        print("testbed: --trace-all needs --jobs 1 (runs side by side trace nothing)",
+              file=sys.stderr)
         return 2
     try:
         every = [Scenario.load(p) for p in sorted(paths.SCENARIOS.glob("*.toml"))]
@@ -320,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sigterm_unwinds()
     try:
-        execute(plans, a.profile, a.out, a.reps, a.jobs, whole=not a.runs)
+        execute(plans, a.profile, a.out, a.reps, a.jobs, whole=not a.runs,
+                trace_all=a.trace_all)
         if a.profile == INDEX_PROFILE:
             print(f"   index: {index.write(every, a.out, a.profile, index_cmd)}", flush=True)
     except KeyboardInterrupt:

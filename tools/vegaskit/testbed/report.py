@@ -90,6 +90,34 @@ def _run_tables(summaries: list[dict]) -> list[str]:
     return out
 
 
+def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
+    """Repetition by repetition, for the runs the scenario names ([report] per_rep)
+    and every traced one: where a run's repetitions split, each flow's start, share
+    and RTT min, and our controllers' decisions by rule and their alpha
+    (runner.decisions_per_flow), say what differed between them."""
+    rows = [(sm, fl) for sm in sorted(summaries, key=lambda x: (x["run"], x["rep"]))
+            for fl in sm["flows"] if sm["run"] in runs or fl.get("decisions")]
+    if not rows:
+        return []
+    out = ["", "Repetition by repetition. Decisions are those `vegasctl trace` recorded (the "
+           "first repetition of a run made alone; every one with `TRACE_ALL=1`); alpha is the "
+           "threshold in force after each decision, and it rose at the first decision that "
+           "left it above its first value, in seconds from the run's start.", "",
+           "| run | rep | flow | start (s) | lifetime mean (bit/s) | RTT min (ms) | decisions | "
+           "by rule | alpha first, max, last | alpha rose at (s) |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for sm, fl in rows:
+        d = fl.get("decisions") or {}
+        rules = ", ".join(f"{k} {v}" for k, v in sorted(d.get("rules", {}).items(),
+                                                        key=lambda kv: (-kv[1], kv[0]))) or "-"
+        alpha = (f"{d['alpha_first']}, {d['alpha_max']}, {d['alpha_last']}"
+                 if "alpha_first" in d else "-")
+        out.append(f"| {sm['run']} | {sm['rep']} | {fl['label']} | {num(fl.get('start_s'))} | "
+                   f"{num(fl['avg_bps'])} | {num(fl.get('rtt_min_ms'))} | {num(d.get('count'))} | "
+                   f"{rules} | {alpha} | {num(d.get('alpha_rise_s'))} |")
+    return out
+
+
 def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     s = scenario
     prof = s.doc["profiles"].get(profile, {})
@@ -131,6 +159,7 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
         out.append("")
     out += ["## Our measurements (Linux, namespaces, this machine)", ""]
     out += _run_tables(summaries)
+    out += _per_rep_rows(summaries, s.doc.get("report", {}).get("per_rep", []))
     p = s.paper
     if p.get("rows"):
         out += ["", f"## The paper ({p.get('table', 'its table')}, ns-2)", ""]

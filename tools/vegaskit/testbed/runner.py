@@ -290,6 +290,8 @@ def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
     summary = summarize(run, results, started, queues, stats, t_end)
     if ca is not None:
         ca_per_flow(summary["flows"], ca)
+    if trace:
+        decisions_per_flow(summary["flows"], trace.records, t0)
     summary["t0_monotonic"] = t0
     summary["trace_records"] = len(trace.records) if trace else None
     summary["trace_lost"] = trace.lost if trace else None
@@ -346,6 +348,33 @@ def ca_per_flow(flows: list[dict], ca: list[tuple]) -> None:
         fl["ca_seconds_second_half"] = r["seconds"]
         fl["timeouts_second_half"] = r["timeouts"]
         fl["retransmits_traced_second_half"] = retx
+
+
+def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> None:
+    """Into each flow our controller traced: how many decisions of each rule it
+    took, and its alpha over the run (first, largest, last, and the time, from the
+    run's start, it first stood above the first). Vegas-A and PIPE move alpha
+    (docs/DESIGN.md §3.5); where repetitions of one run split, these say whether
+    the controller's own decisions differed. The trace keys flows by the sender's
+    socket, whose destination port is the flow's."""
+    for fl in flows:
+        port = BASE_PORT + fl["flow"]
+        mine = [r for r in records if r.get("type") == "decision" and r.get("dport") == port]
+        if not mine:
+            continue
+        rules: dict[str, int] = {}
+        for r in mine:
+            rules[r["rule"]] = rules.get(r["rule"], 0) + 1
+        # in force after each decision; 0 where none was (too few RTT samples)
+        held = [r for r in mine if r["alpha"]]
+        d = {"count": len(mine), "rules": rules}
+        if held:
+            first = held[0]["alpha"]
+            rise = next((r["time_s"] - t0 for r in held if r["alpha"] > first), None)
+            d |= {"alpha_first": first, "alpha_max": max(r["alpha"] for r in held),
+                  "alpha_last": held[-1]["alpha"],
+                  "alpha_rise_s": None if rise is None else round(rise, 3)}
+        fl["decisions"] = d
 
 
 def link_queues(run: Run, queues: dict[str, list], t_end: float) -> dict[str, dict]:

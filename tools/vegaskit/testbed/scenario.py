@@ -10,7 +10,7 @@
     egress = { rate = "1M", rtt_ms = 10 }   # default R2-Di
     [[flows]]                               # one sender/receiver pair each
     cc = "{cc}"                             # {placeholders} filled by each run
-    start = 0                               # seconds; duration = ...; bytes = ...; mss = ...
+    start = 0                               # seconds, or "{placeholder}"; duration = ...; bytes = ...; mss = ...
     acks = "delayed"                        # the receiver's ACKs: "delayed" (Linux) or
                                             # "every" packet (ns-2's TCPSink)
     [[schedule]]
@@ -26,6 +26,8 @@
     start_jitter_s = 0.5                    # each flow starts up to this much later
     [paper]                                 # the paper's numbers, for the report
     ...
+    [report]                                # notes = "..." (the reading of the difference);
+    per_rep = ["vegas_a"]                   # runs listed repetition by repetition
 
 Times scale together, so a CI run is the full one played faster: same
 topology and rates (docs/DESIGN.md §7), fewer seconds.
@@ -150,6 +152,16 @@ def _number(v, what: str, lo: float, hi: float, lo_open: bool = False) -> float:
     return float(v)
 
 
+def _filled_number(v, what: str, lo: float, hi: float) -> float:
+    """A number, or the text a run's value put in its placeholder."""
+    if isinstance(v, str):
+        try:
+            v = float(v)
+        except ValueError:
+            raise ScenarioError(f"{what} must be a number in [{lo:g}, {hi:g}], not {v!r}") from None
+    return _number(v, what, lo, hi)
+
+
 def _integer(v, what: str, lo: int, hi: int) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise ScenarioError(f"{what} must be a whole number in [{lo}, {hi}], not {v!r}")
@@ -249,9 +261,12 @@ def validate(doc: dict) -> None:
         _keys(f, FLOW_KEYS, what)
         if not isinstance(f.get("cc"), str) or not f["cc"]:
             raise ScenarioError(f"{what} needs cc, a controller name or a {{placeholder}}")
-        start = _number(f.get("start", 0), f"{what}.start", 0, MAX_SECONDS)
-        if start >= duration:
-            raise ScenarioError(f"{what} starts at {start:g} s, not before the end ({duration:g} s)")
+        start = f.get("start", 0)
+        if not (isinstance(start, str) and "{" in start):   # a placeholder: checked filled
+            start = _number(start, f"{what}.start", 0, MAX_SECONDS)
+            if start >= duration:
+                raise ScenarioError(f"{what} starts at {start:g} s, not before the end "
+                                    f"({duration:g} s)")
         if "duration" in f:
             _number(f["duration"], f"{what}.duration", 0, MAX_SECONDS, lo_open=True)
         if "bytes" in f:
@@ -344,6 +359,12 @@ def validate(doc: dict) -> None:
     for what, run in named:
         if run not in runs:
             raise ScenarioError(f"{what} names unknown run {run!r}")
+    per_rep = doc.get("report", {}).get("per_rep", [])
+    if not isinstance(per_rep, list) or not all(isinstance(n, str) for n in per_rep):
+        raise ScenarioError("[report].per_rep must be a list of run names")
+    for n in per_rep:
+        if n not in runs:
+            raise ScenarioError(f"[report].per_rep names unknown run {n!r}")
 
 
 def link_spec(d: dict, base: LinkSpec | None = None, what: str = "link") -> LinkSpec:
@@ -487,7 +508,7 @@ class Scenario:
             # A scaled transfer keeps at least one byte (0 would make it a timed flow).
             nbytes = max(1, int(f["bytes"] * scale)) if "bytes" in f else None
             fdur = float(f["duration"]) * scale if "duration" in f else None
-            start = float(f.get("start", 0)) * scale
+            start = _filled_number(f.get("start", 0), f"flow {i}.start", 0, MAX_SECONDS) * scale
             if jitter:
                 start += draw.uniform(0, min(jitter, (duration - start) / 10))
             if start >= duration:

@@ -6,8 +6,9 @@ from vegaskit.testbed import report, runner
 T0 = 1000.0
 
 
-def _rec(t, dport, rule, alpha, kind="decision"):
-    return {"type": kind, "time_s": T0 + t, "dport": dport, "rule": rule, "alpha": alpha}
+def _rec(t, dport, rule, alpha, kind="decision", base=40000):
+    return {"type": kind, "time_s": T0 + t, "dport": dport, "rule": rule, "alpha": alpha,
+            "base_rtt_us": base}
 
 
 def _flows():
@@ -18,7 +19,7 @@ def _flows():
 def test_rules_counted_and_alpha_followed_per_flow():
     p1 = runner.BASE_PORT + 1
     recs = [_rec(0.5, p1, "reno", 0),             # too few samples: no threshold in force
-            _rec(1.0, p1, "ss_exit", 1), _rec(2.0, p1, "hold", 1),
+            _rec(1.0, p1, "ss_exit", 1, base=41234), _rec(2.0, p1, "hold", 1, base=40517),
             _rec(3.0, p1, "inc_adapt", 2), _rec(4.0, p1, "inc_adapt", 3),
             _rec(5.0, p1, "dec_adapt", 2),
             _rec(5.5, p1, "", 0, kind="ack"),      # per-ACK records are not decisions
@@ -30,6 +31,7 @@ def test_rules_counted_and_alpha_followed_per_flow():
     assert d["rules"] == {"reno": 1, "ss_exit": 1, "hold": 1, "inc_adapt": 2, "dec_adapt": 1}
     assert (d["alpha_first"], d["alpha_max"], d["alpha_last"]) == (1, 3, 2)
     assert d["alpha_rise_s"] == 3.0
+    assert d["base_rtt_min_ms"] == 40.0
     assert "decisions" not in flows[1]          # reno: nothing of ours traced
 
 
@@ -40,7 +42,7 @@ def test_alpha_that_never_rose_and_a_flow_with_no_threshold():
     assert flows[0]["decisions"]["alpha_rise_s"] is None
     flows = _flows()
     runner.decisions_per_flow(flows, [_rec(1.0, p1, "reno", 0)], T0)
-    assert flows[0]["decisions"] == {"count": 1, "rules": {"reno": 1}}
+    assert flows[0]["decisions"] == {"count": 1, "rules": {"reno": 1}, "base_rtt_min_ms": 40.0}
 
 
 def test_report_lists_traced_and_named_repetitions_only():
@@ -53,9 +55,40 @@ def test_report_lists_traced_and_named_repetitions_only():
         sms.append({"run": "vegas_a", "rep": rep, "flows": flows})
     sms.append({"run": "reno", "rep": 0, "flows": _flows()})
     body = [r for r in report._per_rep_rows(sms, []) if r.startswith("| vegas_a")]
-    assert body == ["| vegas_a | 0 | S1 bpf_vegas_a | - | 200,000 | - | 2 | hold 1, inc_adapt 1 | 1, 2, 2 | 3 |",
-                    "| vegas_a | 1 | S1 bpf_vegas_a | - | 200,000 | - | 1 | hold 1 | 1, 1, 1 | - |"]
+    assert body == ["| vegas_a | 0 | S1 bpf_vegas_a | - | 200,000 | - | 40 | 2 | hold 1, inc_adapt 1 | 1, 2, 2 | 3 |",
+                    "| vegas_a | 1 | S1 bpf_vegas_a | - | 200,000 | - | 40 | 1 | hold 1 | 1, 1, 1 | - |"]
     named = [r for r in report._per_rep_rows(sms, ["reno"]) if r.startswith("| reno")]
-    assert named == ["| reno | 0 | S1 bpf_vegas_a | - | 200,000 | - | - | - | - | - |",
-                     "| reno | 0 | S2 reno | - | 600,000 | - | - | - | - | - |"]
+    assert named == ["| reno | 0 | S1 bpf_vegas_a | - | 200,000 | - | - | - | - | - | - |",
+                     "| reno | 0 | S2 reno | - | 600,000 | - | - | - | - | - | - |"]
     assert report._per_rep_rows(sms[2:], []) == []
+
+
+TRACE_CSV = """time_s,type,netns,saddr,sport,daddr,dport,ca,state,cwnd,ssthresh,in_flight,rtt_us,base_rtt_us,cnt_rtt,diff,alpha,beta,th,th_prev,cwnd_after,ssthresh_after,rule,th_cmp,sent,outstanding,mode,foreign
+1001.5,decision,1,198.18.1.1,40000,198.18.2.1,5202,bpf_vegas_a,open,10,99,0,50000,40100,5,0,1,3,1.0,0.0,11,99,inc,0,10,9,delay,0.000
+1004.0,decision,1,198.18.1.1,40000,198.18.2.1,5202,bpf_vegas_a,open,11,99,0,50000,40100,5,2,2,4,1.0,0.9,12,99,inc_adapt,1,11,10,delay,0.000
+"""
+
+
+def test_rerender_backfills_decisions_from_a_committed_trace(tmp_path):
+    """A traced repetition summarised before decisions existed gets them from its
+    own trace.csv when the reports are rerendered; an untraced one stays as it was."""
+    from vegaskit.cli.results import backfill
+    import json
+    sms = []
+    for rep in (0, 1):
+        d = tmp_path / "vegas_a" / f"rep{rep}"
+        d.mkdir(parents=True)
+        if rep == 0:
+            (d / "trace.csv").write_text(TRACE_CSV)
+        sm = {"run": "vegas_a", "rep": rep, "t0_monotonic": T0, "flows": _flows()}
+        for fl in sm["flows"]:
+            fl["rtt_min_ms"] = 50.0
+        (d / "summary.json").write_text(json.dumps(sm))
+        sms.append(sm)
+    out = backfill(tmp_path, sms)
+    d = out[0]["flows"][0]["decisions"]
+    assert d["rules"] == {"inc": 1, "inc_adapt": 1} and d["alpha_rise_s"] == 4.0
+    assert d["base_rtt_min_ms"] == 40.1
+    kept = json.loads((tmp_path / "vegas_a" / "rep0" / "summary.json").read_text())
+    assert kept["flows"][0]["decisions"] == d and kept["flows"][0]["rtt_min_ms"] == 50.0
+    assert "decisions" not in out[1]["flows"][0]

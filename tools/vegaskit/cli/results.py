@@ -59,13 +59,16 @@ def merged(base: Path, names: list[str], new: list[dict]) -> list[dict]:
 
 def backfill(base: Path, summaries: list[dict]) -> list[dict]:
     """Figures added to the summaries since a run was made, from its own files
-    (runner.fill_rtt_min); each repetition's summary.json rewritten with them."""
+    (runner.fill_rtt_min from flows.csv, runner.fill_decisions from trace.csv);
+    each repetition's summary.json rewritten with them."""
     reps = max(reps_of(summaries), default=1)
     for sm in summaries:
         d = rundir(base, sm["run"], sm.get("rep", 0), reps)     # pre-§7.1 runs: one, no rep
-        if runner.fill_rtt_min(sm, d) and (d / "summary.json").exists():
+        added = [k for k, fill in (("rtt_min_ms", runner.fill_rtt_min),
+                                   ("decisions", runner.fill_decisions)) if fill(sm, d)]
+        if added and (d / "summary.json").exists():
             one = json.loads((d / "summary.json").read_text())
-            one["flows"] = [{**fl, "rtt_min_ms": sm["flows"][i]["rtt_min_ms"]}
+            one["flows"] = [{**fl, **{k: sm["flows"][i][k] for k in added if k in sm["flows"][i]}}
                             for i, fl in enumerate(one["flows"])]
             (d / "summary.json").write_text(json.dumps(one, indent=1) + "\n")
     return summaries

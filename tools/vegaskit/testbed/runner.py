@@ -325,6 +325,18 @@ def fill_rtt_min(summary: dict, rundir: Path) -> bool:
     return True
 
 
+def fill_decisions(summary: dict, rundir: Path) -> bool:
+    """Give a traced run summarised before decisions_per_flow existed its flows'
+    decisions, from the run's own trace.csv; True when it changed."""
+    trace = rundir / "trace.csv"
+    if any("decisions" in fl for fl in summary["flows"]) or not trace.exists() \
+            or summary.get("t0_monotonic") is None:
+        return False
+    from .vtrace import parse_csv
+    decisions_per_flow(summary["flows"], parse_csv(trace.read_text()), summary["t0_monotonic"])
+    return any("decisions" in fl for fl in summary["flows"])
+
+
 def ca_per_flow(flows: list[dict], ca: list[tuple]) -> None:
     """Into each flow: its sender's time in each congestion state over the flow's second
     half, the time-outs (entries into Loss) there, and the retransmitted segments the
@@ -368,6 +380,9 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
         # in force after each decision; 0 where none was (too few RTT samples)
         held = [r for r in mine if r["alpha"]]
         d = {"count": len(mine), "rules": rules}
+        bases = [r["base_rtt_us"] for r in mine if r.get("base_rtt_us")]
+        if bases:       # the smallest baseRTT it held: above the path's RTT, or not
+            d["base_rtt_min_ms"] = round(min(bases) / 1000, 3)
         if held:
             first = held[0]["alpha"]
             rise = next((r["time_s"] - t0 for r in held if r["alpha"] > first), None)

@@ -15,7 +15,8 @@ Stages, each a table of report.md:
   3. Attribution, per point: time outside Vegas's decisions (Recovery, Loss), the window
      held against W0 of (5), and the capacity the model does not know.
   4. The control: Linux reno through the same links and pipeline, against PFTK.
-  5-7. The fast, spare and agent families, as in 1.
+  5-7. The fast, spare, agent and sink families, as in 1 (sink: the agent's arithmetic
+     with every packet acknowledged, as behind ns-2's TCPSink).
   8. Where (12) fails, the error split into the rounds (14) leaves unbilled
      (model.ROUNDS_COUNTED), the rest of the closed form against its process, and the
      process against Linux.
@@ -30,6 +31,7 @@ import csv
 import os
 import statistics
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vegaskit import paths
@@ -42,14 +44,33 @@ from vegaskit.testbed.scenario import Scenario, ScenarioError
 # whose diff is equation (1)'s backlog, W (RTT - baseRTT) / RTT, from the round's average RTT;
 # Linux's diff divides by baseRTT instead, RTT / baseRTT times larger (docs/DESIGN.md §8).
 AGENT = "semantics=paper"             # added to the scenario's own spec of VEGAS_CC
-# family: [(scenario, what to add to the Vegas controller's spec, or None)]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """What a family changes in a scenario's runs: the suffix of their directory and report
+    rows, what it adds to the Vegas controller's spec, and whether every receiver
+    acknowledges each segment (the `acks = "every"` of a scenario flow, docs/DESIGN.md §6.5)."""
+    suffix: str
+    extra: str
+    ack_every: bool = False
+
+
+# the agent's arithmetic behind Linux's delayed ACKs; and behind per-packet ACKs, as ns-2's
+# TCPSink acknowledged in the paper's validation: the agent's counts are then the window
+# (docs/DESIGN.md §3.10), the setting the model's W0 of (5) describes
+AGENT_RUNS = Variant("+agent", AGENT)
+SINK_RUNS = Variant("+sink", AGENT, ack_every=True)
+# family: [(scenario, what its runs change, or None)]
 FAMILIES = {"linux": [("model_validation", None), ("model_validation_cross", None)],
             "fast": [("model_validation_fast", None)], "spare": [("model_validation_spare", None)],
-            "agent": [("model_validation", AGENT), ("model_validation_cross", AGENT)]}
+            "agent": [("model_validation", AGENT_RUNS), ("model_validation_cross", AGENT_RUNS)],
+            "sink": [("model_validation", SINK_RUNS), ("model_validation_cross", SINK_RUNS)]}
 VEGAS_CC = "vk_model"                   # the Vegas flow's controller in every Vegas scenario
-# Families whose runs only the full profile makes: agent repeats linux's scenarios with one
-# parameter changed, which CI's budget does not hold (semantics=paper has kernel tests of its own)
-FULL_ONLY = {"agent"}
+# Families whose runs only the full profile makes: they repeat linux's scenarios with a
+# parameter changed, which CI's budget does not hold (semantics=paper and acks = "every"
+# have kernel tests of their own)
+FULL_ONLY = {"agent", "sink"}
 RENO = "model_validation_reno"
 WMAX = 6 * 1024 * 1024 / MSS
 RTO_MIN = 0.2
@@ -99,14 +120,15 @@ def agent_spec(controllers: dict[str, str], extra: str) -> dict[str, str]:
     return {**controllers, VEGAS_CC: f"{controllers[VEGAS_CC]} {extra}"}
 
 
-def label(s: Scenario, spec: str | None) -> str:
-    """A scenario's name in the report and its runs' directory: +agent with AGENT."""
-    return s.name + ("+agent" if spec == AGENT else "")
+def label(s: Scenario, spec: Variant | None) -> str:
+    """A scenario's name in the report and its runs' directory: +agent, +sink."""
+    return s.name + (spec.suffix if spec else "")
 
 
-def rundirs(s: Scenario, profile: str, src: Path, run: bool, spec: str | None = None):
+def rundirs(s: Scenario, profile: str, src: Path, run: bool, spec: Variant | None = None):
     """Every (run, rep) directory of a scenario, running it first unless re-analysing;
-    with spec, the Vegas flow runs on that controller instead of the scenario's."""
+    with spec, the Vegas flow runs on that controller instead of the scenario's, and
+    with its ack_every every receiver acknowledges each segment."""
     for name in s.profile_runs(profile):
         for rep in range(s.reps(profile)):
             d = src / label(s, spec) / name / f"rep{rep}"
@@ -114,7 +136,9 @@ def rundirs(s: Scenario, profile: str, src: Path, run: bool, spec: str | None = 
                 print(f"== {label(s, spec)} / {name} rep {rep}", flush=True)
                 r = s.run(name, profile, rep)
                 if spec:
-                    r.controllers = agent_spec(r.controllers, spec)
+                    r.controllers = agent_spec(r.controllers, spec.extra)
+                    if spec.ack_every:
+                        r.flows = [replace(f, acks="every") for f in r.flows]
                 runner.execute(r, d, plots=rep == 0)
                 keep(d)
             if (d / "summary.json").exists():
@@ -293,6 +317,20 @@ def report(families: dict[str, list[dict]], reno: list[dict], profile: str) -> s
           ["", "Attribution of these runs, as in section 3:", ""] +
           _attribution_table(families["agent"])
           if families.get("agent") else ["Not run in this profile."])
+    L += ["", "### Every packet acknowledged, as ns-2's TCPSink", "",
+          "The paper's validation ran behind ns-2's TCPSink, which acknowledges every packet. "
+          "Behind Linux's delayed ACKs the agent's expected count, the packets outstanding "
+          "after the ACK that ends a round, is a packet or more below the window "
+          "(docs/DESIGN.md §3.10), so the agent holds more than W0 of (5) says. The family "
+          "`sink` repeats the agent family with every receiver acknowledging each segment "
+          "(`acks = \"every\"`, docs/DESIGN.md §6.5).", ""]
+    L += (_point_table(families["sink"]) + [""] +
+          _arith_table(families.get("agent", []), families["sink"],
+                       ("delayed ACKs", "per-packet ACKs"),
+                       "the agent's arithmetic and per-packet ACKs") +
+          ["", "Attribution of these runs, as in section 3:", ""] +
+          _attribution_table(families["sink"])
+          if families.get("sink") else ["Not run in this profile."])
     L += ["", "## 8. Where the closed form leaves its own process: (14)'s round count", "",
           "Where (12) fails, (27) bills each loss-free period as (14) does, W'/4 rounds. The "
           "sum behind (13) runs over the windows 3W'/4 .. W', W'/4 + 1 rounds, and the "
@@ -306,23 +344,31 @@ def report(families: dict[str, list[dict]], reno: list[dict], profile: str) -> s
     return "\n".join(L) + "\n"
 
 
-def _arith_table(linux: list[dict], agent: list[dict]) -> list[str]:
-    """Per point, the error with Linux's diff beside the error with the agent's."""
-    by_agent = {pt.replace("+agent", ""): rs for pt, rs in _by_point(agent).items()}
-    L = ["| point | R / baseRTT | error, Linux's diff | error, the agent's | window held: Linux's "
-         "| the agent's |", "|---|---|---|---|---|---|"]
-    for pt, rs in _by_point(linux).items():
-        ag = by_agent.get(pt)
+def _point_key(pt: str) -> str:
+    """A point's name without its family's suffix: model_validation+agent/x -> model_validation/x."""
+    head, _, tail = pt.partition("/")
+    return f"{head.split('+')[0]}/{tail}"
+
+
+def _arith_table(base: list[dict], other: list[dict],
+                 names: tuple[str, str] = ("Linux's diff", "the agent's"),
+                 what: str = "the agent's arithmetic") -> list[str]:
+    """Per point, the error of one family beside another's on the same point."""
+    by_other = {_point_key(pt): rs for pt, rs in _by_point(other).items()}
+    L = [f"| point | R / baseRTT | error, {names[0]} | error, {names[1]} | window held: "
+         f"{names[0]} | {names[1]} | W0 (5): {names[1]} |", "|---|---|---|---|---|---|---|"]
+    for pt, rs in _by_point(base).items():
+        ag = by_other.get(_point_key(pt))
         if not ag:
             continue
         ratio = _med(rs, "R_s") / _med(rs, "base_rtt_s")
         held = [f"{statistics.median(w):.1f}" if w else "n/a"
                 for w in (_known(rs, "cwnd_mean"), _known(ag, "cwnd_mean"))]
-        L.append(f"| {pt} | {ratio:.2f} | {_spread(rs, 'error')} | {_spread(ag, 'error')} | "
-                 f"{held[0]} | {held[1]} |")
-    inside = [r for r in agent if r["in_domain"]]
-    return L + ["", f"With the agent's arithmetic: average absolute error {_mean_abs(agent)} over "
-                f"{len(agent)} runs; inside the domain {_mean_abs(inside)} over {len(inside)} "
+        L.append(f"| {_point_key(pt)} | {ratio:.2f} | {_spread(rs, 'error')} | "
+                 f"{_spread(ag, 'error')} | {held[0]} | {held[1]} | {_med(ag, 'w0'):.1f} |")
+    inside = [r for r in other if r["in_domain"]]
+    return L + ["", f"With {what}: average absolute error {_mean_abs(other)} over "
+                f"{len(other)} runs; inside the domain {_mean_abs(inside)} over {len(inside)} "
                 f"(worst {_worst(inside)})."]
 
 

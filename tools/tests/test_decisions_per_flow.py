@@ -12,8 +12,8 @@ def _rec(t, dport, rule, alpha, kind="decision", base=40000):
 
 
 def _flows():
-    return [{"flow": 1, "label": "S1 bpf_vegas_a", "avg_bps": 200000.0},
-            {"flow": 2, "label": "S2 reno", "avg_bps": 600000.0}]
+    return [{"flow": 1, "label": "S1 bpf_vegas_a", "avg_bps": 200000.0, "end_s": 11.0},
+            {"flow": 2, "label": "S2 reno", "avg_bps": 600000.0, "end_s": 11.0}]
 
 
 def test_rules_counted_and_alpha_followed_per_flow():
@@ -32,6 +32,8 @@ def test_rules_counted_and_alpha_followed_per_flow():
     assert (d["alpha_first"], d["alpha_max"], d["alpha_last"]) == (1, 3, 2)
     assert d["alpha_rise_s"] == 3.0
     assert d["base_rtt_min_ms"] == 40.0
+    # 1 from 1 s, 2 from 3 s, 3 from 4 s, 2 from 5 s to the flow's end at 11 s
+    assert d["alpha_mean"] == 1.9
     assert "decisions" not in flows[1]          # reno: nothing of ours traced
 
 
@@ -55,8 +57,8 @@ def test_report_lists_traced_and_named_repetitions_only():
         sms.append({"run": "vegas_a", "rep": rep, "flows": flows})
     sms.append({"run": "reno", "rep": 0, "flows": _flows()})
     body = [r for r in report._per_rep_rows(sms, []) if r.startswith("| vegas_a")]
-    assert body == ["| vegas_a | 0 | S1 bpf_vegas_a | - | 200,000 | - | 40 | 2 | hold 1, inc_adapt 1 | 1, 2, 2 | 3 |",
-                    "| vegas_a | 1 | S1 bpf_vegas_a | - | 200,000 | - | 40 | 1 | hold 1 | 1, 1, 1 | - |"]
+    assert body == ["| vegas_a | 0 | S1 bpf_vegas_a | - | 200,000 | - | 40 | 2 | hold 1, inc_adapt 1 | 1, 2, 2, 1.8 | 3 |",
+                    "| vegas_a | 1 | S1 bpf_vegas_a | - | 200,000 | - | 40 | 1 | hold 1 | 1, 1, 1, 1 | - |"]
     named = [r for r in report._per_rep_rows(sms, ["reno"]) if r.startswith("| reno")]
     assert named == ["| reno | 0 | S1 bpf_vegas_a | - | 200,000 | - | - | - | - | - | - |",
                      "| reno | 0 | S2 reno | - | 600,000 | - | - | - | - | - | - |"]

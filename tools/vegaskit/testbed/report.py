@@ -101,19 +101,20 @@ def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
         return []
     out = ["", "Repetition by repetition. Decisions are those `vegasctl trace` recorded (the "
            "first repetition of a run made alone; every one with `TRACE_ALL=1`); alpha is the "
-           "threshold in force after each decision, and it rose at the first decision that "
+           "threshold in force after each decision, its mean weighted by how long each value "
+           "stood, and it rose at the first decision that "
            "left it above its first value, in seconds from the run's start; baseRTT is the "
            "smallest the controller held (never below the path's RTT unless a sample was "
            "early).", "",
            "| run | rep | flow | start (s) | lifetime mean (bit/s) | RTT min (ms) | "
-           "baseRTT (ms) | decisions | by rule | alpha first, max, last | alpha rose at (s) |",
+           "baseRTT (ms) | decisions | by rule | alpha first, max, last, mean | alpha rose at (s) |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for sm, fl in rows:
         d = fl.get("decisions") or {}
         rules = ", ".join(f"{k} {v}" for k, v in sorted(d.get("rules", {}).items(),
                                                         key=lambda kv: (-kv[1], kv[0]))) or "-"
-        alpha = (f"{d['alpha_first']}, {d['alpha_max']}, {d['alpha_last']}"
-                 if "alpha_first" in d else "-")
+        alpha = (f"{d['alpha_first']}, {d['alpha_max']}, {d['alpha_last']}, "
+                 f"{num(d.get('alpha_mean'))}" if "alpha_first" in d else "-")
         out.append(f"| {sm['run']} | {sm['rep']} | {fl['label']} | {num(fl.get('start_s'))} | "
                    f"{num(fl['avg_bps'])} | {num(fl.get('rtt_min_ms'))} | "
                    f"{num(d.get('base_rtt_min_ms'))} | {num(d.get('count'))} | "

@@ -325,16 +325,27 @@ def fill_rtt_min(summary: dict, rundir: Path) -> bool:
     return True
 
 
+def _time_mean(held: list[dict], fl: dict, t0: float) -> float:
+    """alpha over the flow's life from its first threshold on, each value weighted by how
+    long it stood (until the next decision, the last until the flow's end)."""
+    ts = [r["time_s"] - t0 for r in held] + [max(fl.get("end_s", 0.0), held[-1]["time_s"] - t0)]
+    span = ts[-1] - ts[0]
+    if span <= 0:
+        return float(held[-1]["alpha"])
+    return round(sum(r["alpha"] * (ts[i + 1] - ts[i]) for i, r in enumerate(held)) / span, 3)
+
+
 def fill_decisions(summary: dict, rundir: Path) -> bool:
-    """Give a traced run summarised before decisions_per_flow existed its flows'
-    decisions, from the run's own trace.csv; True when it changed."""
+    """A traced run's flows' decisions as decisions_per_flow makes them now, from the
+    run's own trace.csv (runs summarised before it, or before one of its figures,
+    get them); True when they changed."""
     trace = rundir / "trace.csv"
-    if any("decisions" in fl for fl in summary["flows"]) or not trace.exists() \
-            or summary.get("t0_monotonic") is None:
+    if not trace.exists() or summary.get("t0_monotonic") is None:
         return False
     from .vtrace import parse_csv
+    before = [fl.get("decisions") for fl in summary["flows"]]
     decisions_per_flow(summary["flows"], parse_csv(trace.read_text()), summary["t0_monotonic"])
-    return any("decisions" in fl for fl in summary["flows"])
+    return [fl.get("decisions") for fl in summary["flows"]] != before
 
 
 def ca_per_flow(flows: list[dict], ca: list[tuple]) -> None:
@@ -387,7 +398,7 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
             first = held[0]["alpha"]
             rise = next((r["time_s"] - t0 for r in held if r["alpha"] > first), None)
             d |= {"alpha_first": first, "alpha_max": max(r["alpha"] for r in held),
-                  "alpha_last": held[-1]["alpha"],
+                  "alpha_last": held[-1]["alpha"], "alpha_mean": _time_mean(held, fl, t0),
                   "alpha_rise_s": None if rise is None else round(rise, 3)}
         fl["decisions"] = d
 

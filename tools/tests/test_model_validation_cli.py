@@ -54,3 +54,18 @@ def test_where_12_holds_the_round_count_does_not_apply_and_the_branch_says_32():
     assert not r["w_prime_periods"] and r["error_round_count"] == 0
     assert r["branch"].endswith("((12) holds: (32)'s periods)")
     assert mv._round_count_table([r]) == ["No run here has (12) failing."]
+
+
+def test_the_sink_family_runs_the_agent_behind_per_packet_acks_on_every_flow():
+    from vegaskit import paths
+    from vegaskit.testbed.scenario import Scenario
+    s = Scenario.load(paths.SCENARIOS / "model_validation_cross.toml")
+    plain = s.run("b50_r40", "full", 0)
+    assert [f.acks for f in plain.flows] == ["delayed", "delayed"]
+    r = mv.with_variant(s.run("b50_r40", "full", 0), mv.SINK_RUNS)
+    assert r.controllers[mv.VEGAS_CC].endswith(" semantics=paper")
+    assert [f.acks for f in r.flows] == ["every", "every"]
+    agent = mv.with_variant(s.run("b50_r40", "full", 0), mv.AGENT_RUNS)
+    assert [f.acks for f in agent.flows] == ["delayed", "delayed"]
+    assert mv.label(s, mv.SINK_RUNS) == "model_validation_cross+sink"
+    assert mv.with_variant(s.run("b50_r40", "full", 0), None).controllers == plain.controllers

@@ -120,6 +120,17 @@ def agent_spec(controllers: dict[str, str], extra: str) -> dict[str, str]:
     return {**controllers, VEGAS_CC: f"{controllers[VEGAS_CC]} {extra}"}
 
 
+def with_variant(r, spec: Variant | None):
+    """A scenario's run as a family changes it: the Vegas flow's spec extended, and with
+    ack_every every receiver acknowledging each segment (the Reno flow's as well: ns-2's
+    TCPSink served every flow of the paper's runs)."""
+    if spec:
+        r.controllers = agent_spec(r.controllers, spec.extra)
+        if spec.ack_every:
+            r.flows = [replace(f, acks="every") for f in r.flows]
+    return r
+
+
 def label(s: Scenario, spec: Variant | None) -> str:
     """A scenario's name in the report and its runs' directory: +agent, +sink."""
     return s.name + (spec.suffix if spec else "")
@@ -134,11 +145,7 @@ def rundirs(s: Scenario, profile: str, src: Path, run: bool, spec: Variant | Non
             d = src / label(s, spec) / name / f"rep{rep}"
             if run:
                 print(f"== {label(s, spec)} / {name} rep {rep}", flush=True)
-                r = s.run(name, profile, rep)
-                if spec:
-                    r.controllers = agent_spec(r.controllers, spec.extra)
-                    if spec.ack_every:
-                        r.flows = [replace(f, acks="every") for f in r.flows]
+                r = with_variant(s.run(name, profile, rep), spec)
                 runner.execute(r, d, plots=rep == 0)
                 keep(d)
             if (d / "summary.json").exists():

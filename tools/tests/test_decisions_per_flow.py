@@ -32,6 +32,8 @@ def test_rules_counted_and_alpha_followed_per_flow():
     assert (d["alpha_first"], d["alpha_max"], d["alpha_last"]) == (1, 3, 2)
     assert d["alpha_rise_s"] == 3.0
     assert d["base_rtt_min_ms"] == 40.0
+    # 40 from 0.5 s, 41.234 from 1 s, 40.517 from 2 s, 40 from 3 s to the end at 11 s
+    assert d["base_rtt_mean_ms"] == round((40 * 0.5 + 41.234 + 40.517 + 40 * 8) / 10.5, 3)
     # 1 from 1 s, 2 from 3 s, 3 from 4 s, 2 from 5 s to the flow's end at 11 s
     assert d["alpha_mean"] == 1.9
     assert "decisions" not in flows[1]          # reno: nothing of ours traced
@@ -44,7 +46,8 @@ def test_alpha_that_never_rose_and_a_flow_with_no_threshold():
     assert flows[0]["decisions"]["alpha_rise_s"] is None
     flows = _flows()
     runner.decisions_per_flow(flows, [_rec(1.0, p1, "reno", 0)], T0)
-    assert flows[0]["decisions"] == {"count": 1, "rules": {"reno": 1}, "base_rtt_min_ms": 40.0}
+    assert flows[0]["decisions"] == {"count": 1, "rules": {"reno": 1}, "base_rtt_min_ms": 40.0,
+                                     "base_rtt_mean_ms": 40.0}
 
 
 def test_report_lists_traced_and_named_repetitions_only():
@@ -57,11 +60,11 @@ def test_report_lists_traced_and_named_repetitions_only():
         sms.append({"run": "vegas_a", "rep": rep, "flows": flows})
     sms.append({"run": "reno", "rep": 0, "flows": _flows()})
     body = [r for r in report._per_rep_rows(sms, []) if r.startswith("| vegas_a")]
-    assert body == ["| vegas_a | 0 | S1 bpf_vegas_a | - | 200,000 | - | 40 | 2 | hold 1, inc_adapt 1 | 1, 2, 2, 1.8 | 3 |",
-                    "| vegas_a | 1 | S1 bpf_vegas_a | - | 200,000 | - | 40 | 1 | hold 1 | 1, 1, 1, 1 | - |"]
+    assert body == ["| vegas_a | 0 | S1 bpf_vegas_a | - | 200,000 | - | 40, 40 | 2 | hold 1, inc_adapt 1 | 1, 2, 2, 1.8 | 3 |",
+                    "| vegas_a | 1 | S1 bpf_vegas_a | - | 200,000 | - | 40, 40 | 1 | hold 1 | 1, 1, 1, 1 | - |"]
     named = [r for r in report._per_rep_rows(sms, ["reno"]) if r.startswith("| reno")]
-    assert named == ["| reno | 0 | S1 bpf_vegas_a | - | 200,000 | - | - | - | - | - | - |",
-                     "| reno | 0 | S2 reno | - | 600,000 | - | - | - | - | - | - |"]
+    assert named == ["| reno | 0 | S1 bpf_vegas_a | - | 200,000 | - | -, - | - | - | - | - |",
+                     "| reno | 0 | S2 reno | - | 600,000 | - | -, - | - | - | - | - |"]
     assert report._per_rep_rows(sms[2:], []) == []
 
 

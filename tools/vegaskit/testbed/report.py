@@ -103,11 +103,12 @@ def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
            "first repetition of a run made alone; every one with `TRACE_ALL=1`); alpha is the "
            "threshold in force after each decision, its mean weighted by how long each value "
            "stood, and it rose at the first decision that "
-           "left it above its first value, in seconds from the run's start; baseRTT is the "
+           "left it above its first value, in seconds from the run's start. baseRTT: the "
            "smallest the controller held (never below the path's RTT unless a sample was "
-           "early).", "",
+           "early), and its time-weighted mean (above the smallest when the flow learned it "
+           "behind a queue and kept it).", "",
            "| run | rep | flow | start (s) | lifetime mean (bit/s) | RTT min (ms) | "
-           "baseRTT (ms) | decisions | by rule | alpha first, max, last, mean | alpha rose at (s) |",
+           "baseRTT min, mean (ms) | decisions | by rule | alpha first, max, last, mean | alpha rose at (s) |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for sm, fl in rows:
         d = fl.get("decisions") or {}
@@ -117,7 +118,8 @@ def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
                  f"{num(d.get('alpha_mean'))}" if "alpha_first" in d else "-")
         out.append(f"| {sm['run']} | {sm['rep']} | {fl['label']} | {num(fl.get('start_s'))} | "
                    f"{num(fl['avg_bps'])} | {num(fl.get('rtt_min_ms'))} | "
-                   f"{num(d.get('base_rtt_min_ms'))} | {num(d.get('count'))} | "
+                   f"{num(d.get('base_rtt_min_ms'))}, {num(d.get('base_rtt_mean_ms'))} | "
+                   f"{num(d.get('count'))} | "
                    f"{rules} | {alpha} | {num(d.get('alpha_rise_s'))} |")
     return out
 

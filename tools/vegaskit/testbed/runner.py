@@ -325,14 +325,14 @@ def fill_rtt_min(summary: dict, rundir: Path) -> bool:
     return True
 
 
-def _time_mean(held: list[dict], fl: dict, t0: float) -> float:
-    """alpha over the flow's life from its first threshold on, each value weighted by how
-    long it stood (until the next decision, the last until the flow's end)."""
-    ts = [r["time_s"] - t0 for r in held] + [max(fl.get("end_s", 0.0), held[-1]["time_s"] - t0)]
+def _time_mean(recs: list[dict], fl: dict, t0: float, key: str) -> float:
+    """A decision field over the flow's life from the first record on, each value weighted
+    by how long it stood (until the next decision, the last until the flow's end)."""
+    ts = [r["time_s"] - t0 for r in recs] + [max(fl.get("end_s", 0.0), recs[-1]["time_s"] - t0)]
     span = ts[-1] - ts[0]
     if span <= 0:
-        return float(held[-1]["alpha"])
-    return round(sum(r["alpha"] * (ts[i + 1] - ts[i]) for i, r in enumerate(held)) / span, 3)
+        return float(recs[-1][key])
+    return sum(r[key] * (ts[i + 1] - ts[i]) for i, r in enumerate(recs)) / span
 
 
 def fill_decisions(summary: dict, rundir: Path) -> bool:
@@ -391,14 +391,18 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
         # in force after each decision; 0 where none was (too few RTT samples)
         held = [r for r in mine if r["alpha"]]
         d = {"count": len(mine), "rules": rules}
-        bases = [r["base_rtt_us"] for r in mine if r.get("base_rtt_us")]
-        if bases:       # the smallest baseRTT it held: above the path's RTT, or not
-            d["base_rtt_min_ms"] = round(min(bases) / 1000, 3)
+        based = [r for r in mine if r.get("base_rtt_us")]
+        if based:       # the smallest baseRTT it held (above the path's RTT, or not), and
+            # how long it held a larger one: a flow that starts behind another's queue
+            # learns its baseRTT there and keeps it until a lower sample comes
+            d["base_rtt_min_ms"] = round(min(r["base_rtt_us"] for r in based) / 1000, 3)
+            d["base_rtt_mean_ms"] = round(_time_mean(based, fl, t0, "base_rtt_us") / 1000, 3)
         if held:
             first = held[0]["alpha"]
             rise = next((r["time_s"] - t0 for r in held if r["alpha"] > first), None)
             d |= {"alpha_first": first, "alpha_max": max(r["alpha"] for r in held),
-                  "alpha_last": held[-1]["alpha"], "alpha_mean": _time_mean(held, fl, t0),
+                  "alpha_last": held[-1]["alpha"],
+                  "alpha_mean": round(_time_mean(held, fl, t0, "alpha"), 3),
                   "alpha_rise_s": None if rise is None else round(rise, 3)}
         fl["decisions"] = d
 

@@ -375,11 +375,12 @@ def ca_per_flow(flows: list[dict], ca: list[tuple]) -> None:
 
 def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> None:
     """Into each flow our controller traced: how many decisions of each rule it
-    took, and its alpha over the run (first, largest, last, and the time, from the
-    run's start, it first stood above the first). Vegas-A and PIPE move alpha
-    (docs/DESIGN.md §3.5); where repetitions of one run split, these say whether
-    the controller's own decisions differed. The trace keys flows by the sender's
-    socket, whose destination port is the flow's."""
+    took, the baseRTT it held (smallest, and time-weighted mean), and its alpha over
+    the run (first, largest, last, time-weighted mean, and the time, from the run's
+    start, it first stood above the first). Vegas-A and PIPE move alpha
+    (docs/DESIGN.md §3.6); where repetitions of one run split, these say whether
+    the controller's own decisions differed (§7.1). The trace keys flows by the
+    sender's socket, whose destination port is the flow's."""
     for fl in flows:
         port = BASE_PORT + fl["flow"]
         mine = [r for r in records if r.get("type") == "decision" and r.get("dport") == port]

@@ -69,3 +69,13 @@ def test_the_sink_family_runs_the_agent_behind_per_packet_acks_on_every_flow():
     assert [f.acks for f in agent.flows] == ["delayed", "delayed"]
     assert mv.label(s, mv.SINK_RUNS) == "model_validation_cross+sink"
     assert mv.with_variant(s.run("b50_r40", "full", 0), None).controllers == plain.controllers
+
+
+def test_the_summary_gives_each_familys_error_inside_the_domain():
+    rows = lambda *es: [{"error": e, "in_domain": d} for e, d in es]  # noqa: E731
+    got = mv._summary({"linux": rows((0.3, True), (-0.1, True), (0.9, False)),
+                       "fast": [], "sink": rows((0.05, True), (-0.15, False))})
+    body = [r for r in got if r.startswith("| linux") or r.startswith("| sink")]
+    assert body[0].split(" | ")[1:] == ["2 of 3", "20.0%", "30.0%", "43.3% |"]
+    assert body[1].split(" | ")[1:] == ["1 of 2", "5.0%", "5.0%", "10.0% |"]
+    assert not any(r.startswith("| fast") for r in got)       # a family not run: no row

@@ -134,7 +134,13 @@ def test_tracing_and_overhead_stages_compare_within_rounds():
     for key in ("offloads_off", "offloads_default"):
         s = t[key]
         assert s["records_per_run"]["all"] > s["records_per_run"]["decisions"] > 0, s
-        assert all(-1 < c["median"] < 1 for c in s["cost"].values())
+        # within the round: the traced flow's rate over the untraced one's. No bound on
+        # its size: 1 s flows on two busy cores swing by 2x and more (CI saw a traced
+        # flow at over twice its untraced partner's rate, a cost below -1)
+        g = s["gbit_s"]
+        for mode, c in s["cost"].items():
+            assert c["median"] == pytest.approx(1 - g[mode]["median"] / g["off"]["median"]), s
+            assert c["median"] < 1, s      # the traced flow carried traffic
     assert o["ratio_to_reno"]["reno"]["median"] == 1.0
     assert o["ratio_to_cubic"]["cubic"]["median"] == 1.0
     assert o["cpu_s_per_gb"]["bpf_vegas"]["median"] > 0

@@ -52,6 +52,7 @@ struct vk_params vk_params SEC(".data.params") = {
 	.loss_cut = 2,
 	.alpha_max = 64,
 	.keep_base_rtt = 1,
+	.idle_relearn = 1,
 	.th_tie_milli = 500,
 	VK_DEFAULT_PARAMS
 };
@@ -458,7 +459,10 @@ void BPF_PROG(vk_set_state, struct sock *sk, __u8 new_state)
 }
 
 /*
- * Restart after idle: the path may have changed, relearn (tcp_vegas.c).
+ * Restart after idle, or sending from nothing in flight: the path may have
+ * changed, relearn (tcp_vegas.c). ns-2's agent has no such event, and with
+ * idle_relearn=0 neither do we: a bulk flow whose window empties keeps its
+ * baseRTT (docs/DESIGN.md §3.10, item 11).
  * A retransmission timeout with loss_cut=4: the kernel has just set ssthresh
  * from vk_ssthresh() (3/4 of cwnd, the duplicate-ACK cut) and tells us
  * CA_EVENT_LOSS before it collapses cwnd. Original Vegas halves ssthresh on a
@@ -468,9 +472,10 @@ void BPF_PROG(vk_set_state, struct sock *sk, __u8 new_state)
 SEC("struct_ops")
 void BPF_PROG(vk_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
-	if (event == CA_EVENT_CWND_RESTART || event == CA_EVENT_TX_START)
-		vk_reset(sk);
-	else if (event == CA_EVENT_LOSS && vk_params.loss_cut == 4)
+	if (event == CA_EVENT_CWND_RESTART || event == CA_EVENT_TX_START) {
+		if (vk_params.idle_relearn)
+			vk_reset(sk);
+	} else if (event == CA_EVENT_LOSS && vk_params.loss_cut == 4)
 		vk_tp(sk)->snd_ssthresh = vk_loss_ssthresh(vk_tp(sk)->snd_cwnd, 2);
 }
 

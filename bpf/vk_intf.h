@@ -147,6 +147,8 @@ struct vk_params {
 	__u32 foreign_max;	/* vegas_plus: packets of foreign queue that, held for
 				 * 3 rounds, mean a buffer-filling competitor */
 	__u32 compete;		/* vegas_plus: 0 never leaves delay mode (the ablation) */
+	__u32 idle_relearn;	/* 1: sending from nothing in flight or after idle
+				 * relearns baseRTT (tcp_vegas.c); 0: keeps it (ns-2) */
 };
 
 /* What the controllers emit into the shared ring buffer (vk_events). */

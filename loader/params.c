@@ -41,6 +41,8 @@ const struct vk_param_desc vk_param_descs[] = {
 	  "1: switch to competitive mode against buffer-fillers; 0: delay mode only" },
 	{ "keep_base_rtt", VK_P_BOOL, OFF(keep_base_rtt), ALL,
 	  "1: a socket swapped in from another vegaskit controller keeps its baseRTT" },
+	{ "idle_relearn", VK_P_BOOL, OFF(idle_relearn), ALL,
+	  "1: sending after idle or from nothing in flight relearns baseRTT (tcp_vegas.c); 0: keeps it (ns-2)" },
 };
 const size_t vk_nr_param_descs = sizeof(vk_param_descs) / sizeof(vk_param_descs[0]);
 

@@ -35,7 +35,8 @@ VARIANTS = ["vegas", "vegas_a", "pipe", "vegas_fr", "reno", "VEGAS", ""]
 VALUES = ["0", "1", "2", "3", "-1", "nan", "inf", "1e9", "0x10", "4294967296", "99999999999",
           "1/4", "1/2", "0.5", "paper", "exact", "", " 1", "1 "]
 KEYS = ["alpha", "beta", "gamma", "alpha_max", "ref_bytes", "gain", "ss_every_other_rtt",
-        "loss_cut", "semantics", "half_packet", "th_tie", "keep_base_rtt", "delta", ""]
+        "loss_cut", "semantics", "half_packet", "th_tie", "keep_base_rtt", "idle_relearn",
+        "delta", ""]
 OPTIONS = ["--json", "-v", "--unrestricted", "--replace", "--all", "--help", "--bogus",
            "--name", "--preset", "--via", "--netns", "-L", "--port", "--controller", "--alpha",
            "--decisions", "--count", "--acks", "--duration", "--from", "--default-only",

@@ -361,3 +361,33 @@ def test_a_controller_spec_vegasctl_refuses_stops_the_batch_before_it_starts(tmp
     assert "controller 'vk_badspec': vegasctl: alpha (9) must not exceed beta (1)" in r.stderr
     assert kept.exists(), "the refused batch removed an earlier result"
     assert available_cc() == before_cc and owned_namespaces() == before_ns
+
+
+def test_a_flows_sysctl_is_set_in_its_senders_namespace_only(tmp_path):
+    """sysctl = {...} in a flow sets those net.ipv4 knobs in that flow's sender
+    namespace (each is per namespace), before the flow starts; other senders
+    keep the kernel's defaults."""
+    s = Scenario.parse("""
+name = "sysctl"
+duration = 3
+[links]
+bottleneck = { rate = "10M", rtt_ms = 20 }
+[[flows]]
+cc = "reno"
+sysctl = { tcp_limit_output_bytes = 3000, tcp_frto = 0 }
+[[flows]]
+cc = "reno"
+[runs]
+r = {}
+[profiles.p]
+time_scale = 1.0
+""")
+    seen = {}
+
+    def read(db):
+        for i, ns in enumerate(db.senders, 1):
+            seen[i] = [int(ns.run(["sysctl", "-n", f"net.ipv4.{k}"]))
+                       for k in ("tcp_limit_output_bytes", "tcp_frto")]
+    runner.execute(s.run("r", "p"), tmp_path, at=[(1.0, read)])
+    assert seen[1] == [3000, 0]
+    assert seen[2][0] != 3000 and seen[2][1] != 0, seen

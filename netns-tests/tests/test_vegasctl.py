@@ -47,7 +47,8 @@ def test_load_registers_and_outlives_the_command_then_unload_removes_all(kernel_
         assert inst["state"] == "registered" and inst["variant"] == "vegas"
         assert inst["registration"] == how
         assert inst["params"] == {"alpha": 2, "beta": 4, "gamma": 1, "ss_every_other_rtt": 0,
-                                  "loss_cut": "1/2", "semantics": "exact", "keep_base_rtt": 1}
+                                  "loss_cut": "1/2", "semantics": "exact", "keep_base_rtt": 1,
+                                  "idle_relearn": 1}
         assert inst["restricted"] is True
     finally:
         vegasctl("unload", "bpf_vegas")
@@ -70,7 +71,7 @@ def test_presets_and_options():
     with loaded("vegas", "--preset", "original") as name:
         p = vegasctl_json("show", name)["params"]
         assert p == {"alpha": 1, "beta": 3, "gamma": 1, "ss_every_other_rtt": 1, "loss_cut": "1/4",
-                     "semantics": "exact", "keep_base_rtt": 1}
+                     "semantics": "exact", "keep_base_rtt": 1, "idle_relearn": 1}
     with loaded("vegas", "--preset", "ns2") as name:
         p = vegasctl_json("show", name)["params"]
         assert (p["alpha"], p["beta"], p["semantics"]) == (1, 3, "paper")

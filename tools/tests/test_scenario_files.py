@@ -39,6 +39,10 @@ BAD = [
     (with_('cc = "{cc}"', 'cc = "{cc}"\nbytes = -100'), "bytes must be a whole number"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nbytes = 1.5'), "bytes must be a whole number"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nacks = "sometimes"'), "acks must be one of delayed, every"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nsysctl = { tcp_rmem = 1 }'), "unknown key tcp_rmem in flow 1.sysctl"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nsysctl = { tcp_frto = -1 }'), "flow 1.sysctl.tcp_frto must be a whole number"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nsysctl = { tcp_frto = "0" }'), "flow 1.sysctl.tcp_frto must be a whole number"),
+    (with_('cc = "{cc}"', 'cc = "{cc}"\nsysctl = 3'), "flow 1.sysctl must be a table"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nstart = 99'), "not before the end"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nmss = 1'), "mss must be a whole number"),
     (with_('cc = "{cc}"', 'cc = "{cc}"\nduration = 5\nbytes = 10'), "not both"),
@@ -122,6 +126,14 @@ def test_spare_retx_reaches_linkemu_and_a_placeholder_fills_it():
     s = Scenario.parse(with_('buffer = 50', 'buffer = 50, spare_retx = "{spare}"')
                        .replace('cc = "bpf_vegas"', 'cc = "bpf_vegas", spare = 0'))
     assert s.run("vegas", "ci").bottleneck.spare_retx is False
+
+
+def test_a_flows_sysctl_reaches_its_run_sorted_by_key():
+    s = Scenario.parse(with_('cc = "{cc}"', 'cc = "{cc}"\n'
+                             'sysctl = { tcp_timestamps = 0, tcp_limit_output_bytes = 3000 }'))
+    assert s.run("vegas", "ci").flows[0].sysctl == (("tcp_limit_output_bytes", 3000),
+                                                     ("tcp_timestamps", 0))
+    assert Scenario.parse(GOOD).run("vegas", "ci").flows[0].sysctl == ()
 
 
 @pytest.mark.reliability("bad_input")

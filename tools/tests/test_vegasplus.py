@@ -18,10 +18,12 @@ def test_every_generated_scenario_is_a_valid_one(case, net):
     others = {"pair": 1, "cubic4": 4, "alone": 0}.get(case, 1)
     assert len(run.flows) == 1 + others
     assert run.direct_edges == net.startswith("100M")      # DESIGN §7.3
+    tsq = cases.NETS[net].tsq_bytes
+    assert all(f.sysctl == ((("tcp_limit_output_bytes", tsq),) if tsq else ()) for f in run.flows)
 
 
 def test_buffers_are_one_bdp_and_at_least_20_packets():
-    assert [n.buffer for n in cases.NETS.values()] == [20, 67, 167, 667]
+    assert [n.buffer for n in cases.NETS.values()] == [20, 67, 167, 667, 167]
 
 
 STEPS = [(0.0, 10), (1.0, 2), (2.0, 6), (3.0, 3), (4.0, 3)]     # (t, queue after)

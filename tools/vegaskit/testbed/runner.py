@@ -187,6 +187,9 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
                                [f.egress.params() for f in run.flows], qlogs=qlogs,
                                seed=run.seed, ack_every=[f.acks == "every" for f in run.flows],
                                direct_edges=run.direct_edges)
+        for f in run.flows:
+            for key, value in f.sysctl:
+                db.senders[f.index - 1].sysctl(f"net.ipv4.{key}", value)
         servers = {}
         for f in run.flows:
             port = BASE_PORT + f.index

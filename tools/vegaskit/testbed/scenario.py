@@ -13,6 +13,7 @@
     start = 0                               # seconds, or "{placeholder}"; duration = ...; bytes = ...; mss = ...
     acks = "delayed"                        # the receiver's ACKs: "delayed" (Linux) or
                                             # "every" packet (ns-2's TCPSink)
+    sysctl = { tcp_limit_output_bytes = 3000 }  # net.ipv4 knobs of the sender's namespace
     [[schedule]]
     at = 20; link = "s1"; rtt_ms = 200      # link: bottleneck | sN | dN
     [runs]                                  # one run per entry: placeholder values
@@ -94,7 +95,12 @@ TOP_KEYS = {"name", "title", "source", "duration", "trace", "links", "flows", "s
             "runs", "controllers", "profiles", "paper", "report"}
 REQUIRED = ("name", "duration", "links", "flows", "runs", "profiles")
 LINK_KEYS = {"rate", "rtt_ms", "buffer", "loss", "spare_retx"}
-FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egress", "acks"}
+FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egress", "acks",
+             "sysctl"}
+# net.ipv4 knobs a flow may set in its sender's namespace (each is per namespace):
+# TSQ's budget, F-RTO, timestamps, the restart after idle.
+SENDER_SYSCTLS = ("tcp_limit_output_bytes", "tcp_frto", "tcp_timestamps",
+                  "tcp_slow_start_after_idle")
 ACKS = ("delayed", "every")
 EDGES = ("emulated", "direct")     # [links] edges: Si-R1, R2-Di as linkemu links or plain veths
 PROFILE_KEYS = {"time_scale", "runs", "duration", "reps", "start_jitter_s"}
@@ -179,6 +185,13 @@ def _keys(d: dict, allowed: set, what: str) -> None:
     if unknown:
         raise ScenarioError(f"unknown key{'s' * (len(unknown) > 1)} {', '.join(unknown)} in "
                             f"{what} (known: {', '.join(sorted(allowed))})")
+
+
+def sender_sysctl(v, what: str) -> tuple[tuple[str, int], ...]:
+    """A flow's sysctl table, checked: known net.ipv4 knobs, whole numbers."""
+    t = _table(v, what)
+    _keys(t, set(SENDER_SYSCTLS), what)
+    return tuple((k, _integer(x, f"{what}.{k}", 0, 2**31 - 1)) for k, x in sorted(t.items()))
 
 
 def link_value(key: str, v, what: str):
@@ -281,6 +294,8 @@ def validate(doc: dict) -> None:
                                 (f["acks"] in ACKS or "{" in f["acks"])):
             raise ScenarioError(f"{what}.acks must be one of {', '.join(ACKS)} "
                                 "or a {placeholder}")
+        if "sysctl" in f:
+            sender_sysctl(f["sysctl"], f"{what}.sysctl")
         for k in ("access", "egress"):
             if k in f:
                 if direct:
@@ -388,6 +403,7 @@ class Flow:
     egress: LinkSpec
     label: str
     acks: str = "delayed"       # "every": the receiver acknowledges each segment
+    sysctl: tuple[tuple[str, int], ...] = ()    # net.ipv4 knobs of the sender's namespace
 
 @dataclass
 class ScheduledChange:
@@ -530,7 +546,8 @@ class Scenario:
                               link_spec(f.get("access", {}), access0, f"flow {i}.access"),
                               link_spec(f.get("egress", {}), egress0, f"flow {i}.egress"),
                               f.get("label", default_label(i, f["cc"], nbytes)),
-                              f.get("acks", "delayed")))
+                              f.get("acks", "delayed"),
+                              sender_sysctl(f.get("sysctl", {}), f"flow {i}.sysctl")))
         schedule = []
         for c in self.doc.get("schedule", []):
             c = fill(dict(c))

@@ -301,11 +301,12 @@ def _timeout_seen(tmp_path, cut: str) -> tuple[int, int, str] | None:
     """One run with a 2 s blackout (99.9% loss) that forces a retransmission
     timeout: (the window before it, the ssthresh of the first record in
     TCP_CA_Loss, a line for the log), or None when the records cannot show the
-    ssthresh the timeout set: the kernel undid it, or kept recovery's. Undone means ssthresh above the
-    window: the blackout's 0.1% lets an original segment through, its ACK
-    echoes a timestamp from before the retransmission, and the kernel restores
-    the ssthresh it had saved (tcp_try_undo_loss, Eifel), which no ssthresh op
-    returns (ours give at most the window)."""
+    ssthresh the timeout set: the kernel undid it, or kept recovery's. Undone
+    shows as ssthresh above the window (once 373 after a window of 39), which
+    no ssthresh op of ours returns: when the kernel judges a timeout spurious
+    (tcp_try_undo_loss: the blackout's 0.1% lets an original segment through,
+    and its ACK echoes a timestamp older than the retransmission, or F-RTO),
+    it restores the ssthresh it saved before the timeout."""
     sched = ('[[schedule]]\nat = 6\nlink = "bottleneck"\nloss = 0.999\n'
              '[[schedule]]\nat = 8\nlink = "bottleneck"\nloss = 0.0')
     ctl = f'[controllers]\nvk_cut = "vegas loss_cut={cut}"'
@@ -347,12 +348,14 @@ def test_vegas_fr_holds_about_the_same_bytes_of_queue_whatever_the_packet_size(t
     """Seed 004's point: a reference R in bytes (3000, its default) makes the
     backlog a byte count, so flows of 1448- and 536-byte packets queue about the
     same bytes, where a packet count (Vegas's alpha, beta) would queue the same
-    packets, 2.7 times the bytes with the larger. Each run is 20 s, the queue
+    packets: 0.37 times the bytes with the smaller. Each run is 20 s, the queue
     taken time-weighted over its second half. What they hold is below the rule's
-    R - mss/2 (2276 B and 2732 B): at MSS 536, 1452 B and 1495 B in two runs;
+    R - mss/2 (2276 B and 2732 B): at MSS 536, 1452 to 2342 B in three runs;
     why the controller reads more backlog than the bottleneck holds is not
-    isolated. So the test is the paper's comparison, not the absolute level: bytes within a factor of 1.6 of each other, packets at least 1.6
-    times as many with the smaller segments, and neither above R."""
+    isolated. So the test is the paper's comparison, not the absolute level:
+    the 536-byte flow holds 0.6 to 2 times the bytes (1.2 by the rule; 0.88 and
+    1.5 measured) and at least 1.6 times the packets, and neither holds more
+    than R."""
     held = {}
     for mss in (1448, 536):
         runner.execute(one_flow("bpf_vegas_fr", 20, mss=mss).run("r", "p"), tmp_path / str(mss))

@@ -81,10 +81,14 @@ def test_the_mode_follows_the_competitor(joined):
     # a probe right after reno halves can find the path briefly its own and pass; the
     # detector takes it back within rounds (a CI run: 14 delay rounds of about 400)
     assert held.count("delay") <= 0.2 * len(held) and "probe" in held
-    back = next(t for t, r in at if t > reno["end_s"] and r["rule"] == "to_delay")
+    # reno's end is when its iperf3 finished, a little after its last segment: a
+    # probe in between can already find the path empty (a CI run: to_delay 13 ms
+    # before the recorded end), so the return is sought from the last half second
+    back = next(t for t, r in at if t > reno["end_s"] - 0.5 and r["rule"] == "to_delay")
     # a probe that falls while reno's last window is still queued fails; the next one,
     # 2.048 s on, sees the path empty: two probe periods and their rounds (CI saw 3.14 s)
     assert back - reno["end_s"] < 2 * 2.048 + 0.5
+    assert all(r["mode"] == "delay" for t, r in at if t >= back), "left delay mode again"
     steps = measure.queue_steps(out)
     assert measure.queue_mean(steps, back + 2, sm["duration_s"]) <= measure.BAND_PKTS
 

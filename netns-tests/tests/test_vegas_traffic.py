@@ -120,4 +120,7 @@ def test_raising_alpha_beta_live_raises_the_queue():
     after = queue_mean(run, half + 2, 2 * half)
     print(f"queue {before:.1f} -> {after:.1f} packets after raising alpha/beta")
     assert after >= before + 5, f"queue {before:.1f} -> {after:.1f} after raising alpha/beta"
-    assert run.flow.retransmits == 0
+    # no loss: the bottleneck dropped nothing. The sender's retransmission count is
+    # not that measure: a CI pre-check saw 3 with 0 drops at the bottleneck
+    # (retransmissions the kernel judged needed, of segments that were not lost).
+    assert run.drops == 0, (run.drops, run.flow.retransmits)

@@ -122,5 +122,5 @@ def test_raising_alpha_beta_live_raises_the_queue():
     assert after >= before + 5, f"queue {before:.1f} -> {after:.1f} after raising alpha/beta"
     # no loss: the bottleneck dropped nothing. The sender's retransmission count is
     # not that measure: a CI pre-check saw 3 with 0 drops at the bottleneck
-    # (retransmissions the kernel judged needed, of segments that were not lost).
+    # (segments the sender sent again that the bottleneck had not dropped).
     assert run.drops == 0, (run.drops, run.flow.retransmits)

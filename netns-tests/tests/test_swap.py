@@ -96,8 +96,8 @@ def test_base_rtt_survives_a_swap_under_a_standing_queue(keep, tmp_path):
     ~20 packets (1.2 ms each: ~24 ms). It is swapped to Vegas-A at 8 s. With
     keep_base_rtt the baseRTT after the swap is the one learned before (a
     minimum can only fall); a plain re-init (keep_base_rtt=0) relearns it with
-    the queue inside, at least 10 ms above the true one, and Vegas-A, seeing
-    no backlog, never drains it: the persistent congestion of seeds 000/001.
+    the queue inside, well above the true one, and Vegas-A, seeing
+    no backlog, drains little of it: the persistent congestion of seeds 000/001.
     (A loss-based competitor would not do here: its losses drive the Vegas
     flow into RTOs, and Linux Vegas relearns baseRTT after one anyway.)"""
     snaps = {}
@@ -131,11 +131,15 @@ time_scale = 1.0
     before, after = snaps["before"], snaps["after"]
     assert snaps["swap"]["moved"] >= 1 and not snaps["swap"]["default_set"]
     assert before["ca"] == "vk_big" and after["ca"] == "vk_va"
-    assert before["rtt_us"] >= before["base_rtt_us"] + 15000, "no standing queue formed"
+    # Margins from the runs of 2026-11-27: before the swap the round's RTT sat 17.2 to
+    # 20.9 ms above baseRTT (15.0 in one CI run); keep=0 relearned 12.5 to 19.7 ms above
+    # it in 36 runs and under 10 ms in one (Vegas-A, sizing its window to the new base,
+    # drains part of the queue and the minimum follows). baseRTT itself varied by 0.2 ms.
+    assert before["rtt_us"] >= before["base_rtt_us"] + 10000, "no standing queue formed"
     if keep:
         assert after["base_rtt_us"] <= before["base_rtt_us"]
     else:
-        assert after["base_rtt_us"] >= before["base_rtt_us"] + 10000
+        assert after["base_rtt_us"] >= before["base_rtt_us"] + 5000
 
 
 def test_unload_with_active_connections_they_complete_intact(tmp_path):

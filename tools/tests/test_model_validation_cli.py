@@ -18,7 +18,7 @@ def test_a_scenario_without_the_vegas_controller_is_refused():
 def test_the_scenarios_name_the_vegas_controller_the_family_changes():
     from vegaskit import paths
     from vegaskit.testbed.scenario import Scenario
-    for _, name, spec in [(f, n, s) for f, ms in mv.FAMILIES.items() for n, s in ms]:
+    for _, name, spec in [(f, n, s) for f, fam in mv.FAMILIES.items() for n, s in fam.members]:
         s = Scenario.load(paths.SCENARIOS / f"{name}.toml")
         r = s.run(s.profile_runs("full")[0], "full", 0)
         assert r.controllers[mv.VEGAS_CC].startswith("vegas ")

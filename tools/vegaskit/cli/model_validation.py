@@ -61,11 +61,29 @@ class Variant:
 # (docs/DESIGN.md §3.10), the setting the model's W0 of (5) describes
 AGENT_RUNS = Variant("+agent", AGENT)
 SINK_RUNS = Variant("+sink", AGENT, ack_every=True)
-# family: [(scenario, what its runs change, or None)]
-FAMILIES = {"linux": [("model_validation", None), ("model_validation_cross", None)],
-            "fast": [("model_validation_fast", None)], "spare": [("model_validation_spare", None)],
-            "agent": [("model_validation", AGENT_RUNS), ("model_validation_cross", AGENT_RUNS)],
-            "sink": [("model_validation", SINK_RUNS), ("model_validation_cross", SINK_RUNS)]}
+
+
+@dataclass(frozen=True)
+class Family:
+    """One way of running Vegas against the model: what the report calls it and the
+    scenarios it runs, each with what its runs change (or None)."""
+    what: str
+    members: list[tuple[str, Variant | None]]
+
+
+FAMILIES = {
+    "linux": Family("Linux's arithmetic, delayed ACKs (sections 1-3)",
+                    [("model_validation", None), ("model_validation_cross", None)]),
+    "fast": Family("Linux's arithmetic, 100 Mbit/s (section 5)",
+                   [("model_validation_fast", None)]),
+    "spare": Family("Linux's arithmetic, retransmissions spared (section 6)",
+                    [("model_validation_spare", None)]),
+    "agent": Family("ns-2's agent's arithmetic, delayed ACKs (section 7)",
+                    [("model_validation", AGENT_RUNS), ("model_validation_cross", AGENT_RUNS)]),
+    "sink": Family("ns-2's agent's arithmetic, every packet acknowledged: the paper's "
+                   "validation setting (section 7)",
+                   [("model_validation", SINK_RUNS), ("model_validation_cross", SINK_RUNS)]),
+}
 VEGAS_CC = "vk_model"                   # the Vegas flow's controller in every Vegas scenario
 # Families whose runs only the full profile makes: they repeat linux's scenarios with a
 # parameter changed, which CI's budget does not hold (semantics=paper and acks = "every"
@@ -361,19 +379,13 @@ def _point_key(pt: str) -> str:
 def _summary(families: dict[str, list[dict]]) -> list[str]:
     """The average error inside the model's domain, family by family: the goal of
     seed 001's section 4 (6.8%) set beside each way of running Vegas."""
-    what = {"linux": "Linux's arithmetic, delayed ACKs (sections 1-3)",
-            "fast": "Linux's arithmetic, 100 Mbit/s (section 5)",
-            "spare": "Linux's arithmetic, retransmissions spared (section 6)",
-            "agent": "ns-2's agent's arithmetic, delayed ACKs (section 7)",
-            "sink": "ns-2's agent's arithmetic, every packet acknowledged: the paper's "
-                    "validation setting (section 7)"}
     L = ["## Summary", "", "| family | runs inside the domain ((12) and (26) hold) | average "
          "absolute error there | worst | all runs: average |", "|---|---|---|---|---|"]
     for fam, rows in families.items():
         if not rows:
             continue
         inside = [r for r in rows if r["in_domain"]]
-        L.append(f"| {fam}: {what.get(fam, fam)} | {len(inside)} of {len(rows)} | "
+        L.append(f"| {fam}: {FAMILIES[fam].what} | {len(inside)} of {len(rows)} | "
                  f"{_mean_abs(inside)} | {_worst(inside)} | {_mean_abs(rows)} |")
     return L + ["", "The paper (ns-2, its cross traffic of 30-300 flows): average 6.8% inside "
                 "the domain, worst near 15-25%.", ""]
@@ -439,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.src and a.family:
         ap.error("--from runs nothing: --family does not apply")
     src = a.src or a.out / "runs" / a.profile
-    plan = [(fam, n, spec) for fam, members in FAMILIES.items() for n, spec in members
+    plan = [(fam, n, spec) for fam, f in FAMILIES.items() for n, spec in f.members
             if a.profile == "full" or fam not in FULL_ONLY] + [("reno", RENO, None)]
     if a.family and (skipped := sorted(set(a.family) - {fam for fam, _, _ in plan})):
         print(f"model_validation: family {', '.join(skipped)} runs in the full profile only",

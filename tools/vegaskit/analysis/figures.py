@@ -31,6 +31,11 @@ A figure is *reproduced* when the paper's value lies inside the 95% interval
 of our median over the repetitions; a claim when it holds in every
 repetition (pairing the runs' repetitions by number). Otherwise *differs*,
 or *too few runs* while fewer than MIN_RUNS repetitions exist.
+
+A repetition in which a flow's window rose above any its path lets a
+controller grow (runner.impossible_windows: the kernel defect of
+docs/DESIGN.md §10.2) is set aside: its figures are not the controller's.
+Each row says how many were; they count towards no interval.
 """
 from __future__ import annotations
 
@@ -102,6 +107,13 @@ def summarise(values: Sequence[float]) -> dict:
             "coverage": cov, "values": vals}
 
 
+def set_aside(summaries: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(kept, set aside): the repetitions whose windows a controller could have grown,
+    and those with a flow's window above its path's ceiling."""
+    aside = [sm for sm in summaries if sm.get("impossible_windows")]
+    return [sm for sm in summaries if not sm.get("impossible_windows")], aside
+
+
 def _by_run(summaries: list[dict]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for sm in sorted(summaries, key=lambda s: s.get("rep", 0)):
@@ -109,42 +121,49 @@ def _by_run(summaries: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-def _values(by_run: dict, spec: dict, runs_doc: dict) -> list[float | None]:
+def _values(by_run: dict, spec: dict, runs_doc: dict, aside: dict) -> dict[int, float | None]:
+    """The metric of each kept repetition of the spec's run, by repetition number."""
     run = spec["run"]
-    if run not in by_run:
+    if run not in by_run and run not in aside:
         raise FigureError(f"no measured run {run!r}")
     subst = {k: str(v) for k, v in runs_doc.get(run, {}).items()}
-    return [metric(sm, spec["metric"], subst) for sm in by_run[run]]
+    return {sm.get("rep", 0): metric(sm, spec["metric"], subst) for sm in by_run.get(run, [])}
 
 
 def evaluate(paper: dict, summaries: list[dict], runs_doc: dict) -> list[dict]:
-    """One row per figure and claim: ours, the paper's, and the verdict."""
-    by_run = _by_run(summaries)
+    """One row per figure and claim: ours, the paper's, the verdict, and how many of
+    its runs' repetitions were set aside."""
+    kept, aside_sms = set_aside(summaries)
+    by_run, aside = _by_run(kept), _by_run(aside_sms)
     rows = []
     for f in paper.get("figures", []):
         try:
-            s = summarise(_values(by_run, f, runs_doc))
+            s = summarise(list(_values(by_run, f, runs_doc, aside).values()))
         except FigureError as e:
             rows.append({"id": f["id"], "kind": "figure", "paper": f["value"], "verdict": "not run",
                          "why": str(e)})
             continue
         inside = s["n"] > 0 and s["low"] <= f["value"] <= s["high"]
         rows.append({"id": f["id"], "kind": "figure", "run": f["run"], "metric": f["metric"],
-                     "paper": f["value"], "ours": s,
+                     "paper": f["value"], "ours": s, "set_aside": len(aside.get(f["run"], [])),
                      "verdict": "too few runs" if s["n"] < MIN_RUNS else
                      "reproduced" if inside else "differs"})
     for c in paper.get("claims", []):
         try:
-            left = _values(by_run, c["left"], runs_doc)
-            right = (_values(by_run, c["right"], runs_doc) if isinstance(c["right"], dict)
-                     else [float(c["right"])] * len(left))
+            left = _values(by_run, c["left"], runs_doc, aside)
+            right = (_values(by_run, c["right"], runs_doc, aside) if isinstance(c["right"], dict)
+                     else dict.fromkeys(left, float(c["right"])))
         except FigureError as e:
             rows.append({"id": c["id"], "kind": "claim", "verdict": "not run", "why": str(e)})
             continue
-        pairs = [(a, b) for a, b in zip(left, right) if a is not None and b is not None]
+        pairs = [(left[k], right[k]) for k in sorted(left.keys() & right.keys())
+                 if left[k] is not None and right[k] is not None]
         holds = [a > b if c["op"] == ">" else a < b for a, b in pairs]
-        rows.append({"id": c["id"], "kind": "claim", "op": c["op"], "left": summarise(left),
-                     "right": summarise(right), "holds": sum(holds), "of": len(pairs),
+        runs = {side["run"] for side in (c["left"], c["right"]) if isinstance(side, dict)}
+        rows.append({"id": c["id"], "kind": "claim", "op": c["op"],
+                     "left": summarise(list(left.values())),
+                     "right": summarise(list(right.values())), "holds": sum(holds),
+                     "of": len(pairs), "set_aside": sum(len(aside.get(r, [])) for r in runs),
                      "verdict": "too few runs" if len(pairs) < MIN_RUNS else
                      "reproduced" if all(holds) else "differs"})
     return rows

@@ -512,3 +512,20 @@ def ca_state_times(changes: Sequence[tuple[float, int]], t0: float, t1: float,
             timeouts += 1
         state, since = new, t
     return {"seconds": {k: round(v, 6) for k, v in out.items()}, "timeouts": timeouts}
+
+
+# A window grown from ACKs stays near what its path holds: congestion avoidance grows it
+# only while it is full, and slow start at most doubles what it carried. Four times the
+# path's capacity leaves that doubling and the hosts' own queues room; the windows the
+# defect of docs/DESIGN.md §10.2 leaves are 10,000 times and more above it.
+WINDOW_CEILING_FACTOR = 4
+PACKET_BYTES = 1500
+
+
+def window_ceiling_bytes(rate_bps: float, rtt_s: float, buffer_pkts: int) -> int:
+    """The largest window a controller can have grown on a path whose fastest link runs
+    at rate_bps, whose links' delays add up to rtt_s and whose drop-tail buffers hold
+    buffer_pkts in all: four times its bytes in flight and in queues."""
+    held = _nonneg(rate_bps, "rate_bps") * _nonneg(rtt_s, "rtt_s") / 8
+    queued = _nonneg(buffer_pkts, "buffer_pkts") * PACKET_BYTES
+    return int(WINDOW_CEILING_FACTOR * (held + queued))

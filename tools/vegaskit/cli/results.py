@@ -49,27 +49,41 @@ def source_commit() -> str:
     return head + {0: "", 1: "+"}.get(dirty, "?")
 
 
-def merged(base: Path, names: list[str], new: list[dict]) -> list[dict]:
+def merged(base: Path, names: list[str], new: list[dict], scenario: Scenario | None = None,
+           profile: str = "") -> list[dict]:
     """A partial rerun's summaries in place of those runs' old ones."""
     old = base / "summaries.json"
-    kept = [sm for sm in (backfill(base, json.loads(old.read_text())) if old.exists() else [])
+    kept = [sm for sm in (backfill(base, json.loads(old.read_text()), scenario, profile)
+                          if old.exists() else [])
             if sm["run"] not in names]
     return sorted(kept + new, key=lambda x: (x["run"], x["rep"]))
 
 
-def backfill(base: Path, summaries: list[dict]) -> list[dict]:
+WINDOW_KEYS = ("cwnd_max_bytes", "window_ceiling_bytes")
+
+
+def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None,
+             profile: str = "") -> list[dict]:
     """Figures added to the summaries since a run was made, from its own files
-    (runner.fill_rtt_min from flows.csv, runner.fill_decisions from trace.csv);
+    (runner.fill_rtt_min from flows.csv, runner.fill_decisions from trace.csv, and
+    with the scenario runner.fill_window_check from flows.csv and the run's path);
     each repetition's summary.json rewritten with them."""
     reps = max(reps_of(summaries), default=1)
     for sm in summaries:
         d = rundir(base, sm["run"], sm.get("rep", 0), reps)     # pre-§7.1 runs: one, no rep
+        run = (scenario.run(sm["run"], profile, sm.get("rep", 0))
+               if scenario is not None and sm["run"] in scenario.run_names else None)
         added = [k for k, fill in (("rtt_min_ms", runner.fill_rtt_min),
                                    ("decisions", runner.fill_decisions)) if fill(sm, d)]
+        checked = runner.fill_window_check(sm, d, run)
+        if checked:
+            added += WINDOW_KEYS
         if added and (d / "summary.json").exists():
             one = json.loads((d / "summary.json").read_text())
             one["flows"] = [{**fl, **{k: sm["flows"][i][k] for k in added if k in sm["flows"][i]}}
                             for i, fl in enumerate(one["flows"])]
+            if checked:
+                one["impossible_windows"] = sm["impossible_windows"]
             (d / "summary.json").write_text(json.dumps(one, indent=1) + "\n")
     return summaries
 
@@ -192,7 +206,7 @@ def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int
         if whole:
             sms = sorted(done[s.name], key=lambda x: (x["run"], x["rep"]))
         elif (reps_override or s.reps(profile)) == s.reps(profile) and \
-                len(reps_of(sms := merged(base, names_of[s.name], done[s.name]))) == 1:
+                len(reps_of(sms := merged(base, names_of[s.name], done[s.name], s, profile))) == 1:
             pass                                    # a rerun of some runs, merged
         else:
             print(f"   {s.name}: summaries.json and report left as they were: the rerun's "
@@ -300,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for s, _ in plans if a.rerender else []:
                 base = a.out / s.name / a.profile
-                summaries = backfill(base, json.loads((base / "summaries.json").read_text()))
+                summaries = backfill(base, json.loads((base / "summaries.json").read_text()),
+                                     s, a.profile)
                 (base / "summaries.json").write_text(json.dumps(summaries, indent=1) + "\n")
                 print(report.write(s, a.profile, summaries, base, command(a.profile, s.path)))
         except (OSError, ValueError) as e:

@@ -32,6 +32,12 @@ def interval(s: dict | None) -> str:
     return f"{num(s['median'])} [{num(s['low'])}, {num(s['high'])}] ({s['n']}{cov})"
 
 
+def aside_note(row: dict) -> str:
+    """What a verdict row's figures leave out: repetitions set aside (analysis/figures.py)."""
+    k = row.get("set_aside", 0)
+    return f"; {k} set aside" if k else ""
+
+
 def _med(values) -> float | None:
     vals = [v for v in values if v is not None]
     return statistics.median(vals) if vals else None
@@ -44,11 +50,12 @@ def _verdict_rows(rows: list[dict]) -> list[str]:
         if r["verdict"] == "not run":
             out.append(f"| {r['id']} | - | {num(r.get('paper'))} | not run: {r['why']} |")
         elif r["kind"] == "figure":
-            out.append(f"| {r['id']} | {interval(r['ours'])} | {num(r['paper'])} | "
+            out.append(f"| {r['id']} | {interval(r['ours'])}{aside_note(r)} | {num(r['paper'])} | "
                        f"**{r['verdict']}** |")
         else:
             out.append(f"| {r['id']} | {interval(r['left'])} {r['op']} {interval(r['right'])}; "
-                       f"holds in {r['holds']} of {r['of']} | (claim) | **{r['verdict']}** |")
+                       f"holds in {r['holds']} of {r['of']}{aside_note(r)} | (claim) | "
+                       f"**{r['verdict']}** |")
     return out
 
 
@@ -124,6 +131,28 @@ def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
     return out
 
 
+def _aside_rows(aside: list[dict]) -> list[str]:
+    """The repetitions set aside, each flow whose window passed its path's ceiling."""
+    if not aside:
+        return []
+    out = ["## Repetitions set aside", "",
+           f"{len(aside)} repetition{'s' * (len(aside) > 1)} had a flow whose window "
+           "(the sender's snd_cwnd, the largest flows.csv holds) rose above four times "
+           "what its path can hold in flight and in its buffers. No controller grew "
+           "those windows: this kernel's defect, docs/DESIGN.md §10.2, left them. Every "
+           "table above is of the other repetitions. A repetition that met the defect "
+           "was likely to have entered loss recovery more often, so what is left can lean "
+           "towards fewer losses.", "",
+           "| run | rep | flow | cc | largest window (bytes) | ceiling (bytes) |",
+           "|---|---|---|---|---|---|"]
+    for sm in sorted(aside, key=lambda x: (x["run"], x["rep"])):
+        for fl in sm["flows"]:
+            if fl["label"] in sm["impossible_windows"]:
+                out.append(f"| {sm['run']} | {sm['rep']} | {fl['label']} | {fl['cc']} | "
+                           f"{fl['cwnd_max_bytes']:,} | {fl['window_ceiling_bytes']:,} |")
+    return out + [""]
+
+
 def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     s = scenario
     prof = s.doc["profiles"].get(profile, {})
@@ -163,9 +192,11 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
             if x.get("note"):
                 out += ["", f"- {x['id']}: {x['note']}"]
         out.append("")
+    kept, aside = figures.set_aside(summaries)
+    out += _aside_rows(aside)
     out += ["## Our measurements (Linux, namespaces, this machine)", ""]
-    out += _run_tables(summaries)
-    out += _per_rep_rows(summaries, s.doc.get("report", {}).get("per_rep", []))
+    out += _run_tables(kept)
+    out += _per_rep_rows(kept, s.doc.get("report", {}).get("per_rep", []))
     p = s.paper
     if p.get("rows"):
         out += ["", f"## The paper ({p.get('table', 'its table')}, ns-2)", ""]

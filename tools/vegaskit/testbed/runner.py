@@ -328,6 +328,51 @@ def fill_rtt_min(summary: dict, rundir: Path) -> bool:
     return True
 
 
+def window_ceiling(run: Run, f) -> int:
+    """The largest window flow f's path lets a controller grow (metrics.window_ceiling_bytes):
+    its emulated links (the bottleneck alone with direct edges), each at the largest rate,
+    delay and buffer the run's schedule gives it."""
+    links = {"bottleneck": run.bottleneck}
+    if not run.direct_edges:
+        links |= {f"s{f.index}": f.access, f"d{f.index}": f.egress}
+    rate = {n: ln.rate_bps for n, ln in links.items()}
+    rtt_us = {n: ln.rtt_us for n, ln in links.items()}
+    buf = {n: ln.buffer_pkts for n, ln in links.items()}
+    for c in run.schedule:
+        if c.link in links:
+            rate[c.link] = max(rate[c.link], c.params.get("rate_bps", 0))
+            rtt_us[c.link] = max(rtt_us[c.link], 2 * c.params.get("delay_us", 0))
+            buf[c.link] = max(buf[c.link], c.params.get("limit_pkts", 0))
+    return metrics.window_ceiling_bytes(max(rate.values()), sum(rtt_us.values()) / 1e6,
+                                        sum(buf.values()))
+
+
+def impossible_windows(flows: list[dict]) -> list[str]:
+    """The flows whose window rose above any their path lets a controller grow: the
+    kernel defect of docs/DESIGN.md §10.2, not a decision; analysis/figures.py sets
+    such repetitions aside."""
+    return [fl["label"] for fl in flows if fl["cwnd_max_bytes"] > fl["window_ceiling_bytes"]]
+
+
+def fill_window_check(summary: dict, rundir: Path, run: Run | None) -> bool:
+    """Give a summary written before the window check its figures, from the run's own
+    flows.csv and the scenario's path; True when it changed."""
+    flows = summary["flows"]
+    if run is None or "impossible_windows" in summary or not (rundir / "flows.csv").exists():
+        return False
+    most: dict[int, int] = {}
+    with open(rundir / "flows.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row.get("cwnd_bytes"):
+                most[int(row["flow"])] = max(most.get(int(row["flow"]), 0), int(float(row["cwnd_bytes"])))
+    by_index = {f.index: f for f in run.flows}
+    for fl in flows:
+        fl["cwnd_max_bytes"] = most.get(fl["flow"], 0)
+        fl["window_ceiling_bytes"] = window_ceiling(run, by_index[fl["flow"]])
+    summary["impossible_windows"] = impossible_windows(flows)
+    return True
+
+
 def _time_mean(recs: list[dict], fl: dict, t0: float, key: str) -> float:
     """A decision field over the flow's life from the first record on, each value weighted
     by how long it stood (until the next decision, the last until the flow's end)."""
@@ -465,6 +510,8 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
             "rtt_p95_ms": round(metrics.percentile(rtts, 95), 3) if rtts else None,
             "rtt_min_ms": rtt_min_ms(rtts),
             "cwnd_median_kb": round(metrics.percentile(cwnds, 50) / 1000, 1) if cwnds else None,
+            "cwnd_max_bytes": max((iv.get("snd_cwnd") or 0 for iv in r.intervals), default=0),
+            "window_ceiling_bytes": window_ceiling(run, f),
         })
     shares = [fl["second_half_bps"] for fl in flows]
     lifetime = [fl["avg_bps"] for fl in flows]
@@ -510,4 +557,5 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
         "convergence_s": round(conv, 2) if conv is not None else None,
         "links": links,
         "deepest_queue_link": deepest,
+        "impossible_windows": impossible_windows(flows),
     }

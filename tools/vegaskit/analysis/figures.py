@@ -108,8 +108,8 @@ def summarise(values: Sequence[float]) -> dict:
 
 
 def set_aside(summaries: list[dict]) -> tuple[list[dict], list[dict]]:
-    """(kept, set aside): the repetitions whose windows a controller could have grown,
-    and those with a flow's window above its path's ceiling."""
+    """(kept, set aside): set aside are the repetitions with a flow whose window rose
+    above its path's ceiling (runner.impossible_windows)."""
     aside = [sm for sm in summaries if sm.get("impossible_windows")]
     return [sm for sm in summaries if not sm.get("impossible_windows")], aside
 

@@ -140,9 +140,9 @@ def _aside_rows(aside: list[dict]) -> list[str]:
            "(the sender's snd_cwnd, the largest flows.csv holds) rose above four times "
            "what its path can hold in flight and in its buffers. No controller grew "
            "those windows: this kernel's defect, docs/DESIGN.md §10.2, left them. Every "
-           "table above is of the other repetitions. A repetition that met the defect "
-           "was likely to have entered loss recovery more often, so what is left can lean "
-           "towards fewer losses.", "",
+           "other table of this report is of the other repetitions. The defect strikes "
+           "as a flow enters loss recovery, so a repetition with more recoveries was "
+           "likelier to meet it: what is left can lean towards fewer losses.", "",
            "| run | rep | flow | cc | largest window (bytes) | ceiling (bytes) |",
            "|---|---|---|---|---|---|"]
     for sm in sorted(aside, key=lambda x: (x["run"], x["rep"])):

@@ -364,7 +364,8 @@ def fill_window_check(summary: dict, rundir: Path, run: Run | None) -> bool:
     with open(rundir / "flows.csv", newline="") as fh:
         for row in csv.DictReader(fh):
             if row.get("cwnd_bytes"):
-                most[int(row["flow"])] = max(most.get(int(row["flow"]), 0), int(float(row["cwnd_bytes"])))
+                i = int(row["flow"])
+                most[i] = max(most.get(i, 0), int(float(row["cwnd_bytes"])))
     by_index = {f.index: f for f in run.flows}
     for fl in flows:
         fl["cwnd_max_bytes"] = most.get(fl["flow"], 0)

@@ -18,12 +18,21 @@ def test_every_generated_scenario_is_a_valid_one(case, net):
     others = {"pair": 1, "cubic4": 4, "alone": 0}.get(case, 1)
     assert len(run.flows) == 1 + others
     assert run.direct_edges == net.startswith("100M")      # DESIGN §7.3
-    tsq = cases.NETS[net].tsq_bytes
-    assert all(f.sysctl == ((("tcp_limit_output_bytes", tsq),) if tsq else ()) for f in run.flows)
+    assert all(f.sysctl == tuple(sorted(cases.NETS[net].sysctl)) for f in run.flows)
 
 
 def test_buffers_are_one_bdp_and_at_least_20_packets():
-    assert [n.buffer for n in cases.NETS.values()] == [20, 67, 167, 667, 167]
+    assert [n.buffer for n in cases.NETS.values()] == [20, 67, 167, 667, 167, 167]
+
+
+def test_the_frame_network_sizes_a_100_mbit_flows_frames_at_the_floor():
+    # tcp_tso_autosize: the pacing rate (bytes/s) >> 10, in segments, at least 2;
+    # at 100 Mbit/s a window spans one BDP plus its queue, so cwnd/srtt is the link's rate
+    knobs = dict(cases.NETS["100M20frame2"].sysctl)
+    link_bytes_s = 100e6 / 8
+    for knob in ("tcp_pacing_ca_ratio", "tcp_pacing_ss_ratio"):
+        assert int(link_bytes_s * knobs[knob] / 100) >> 10 < 2 * 1448, knob
+    assert int(link_bytes_s * 1.2) >> 10 >= 10 * 1448     # the kernel's 120%: about 10
 
 
 STEPS = [(0.0, 10), (1.0, 2), (2.0, 6), (3.0, 3), (4.0, 3)]     # (t, queue after)

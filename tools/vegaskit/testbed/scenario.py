@@ -100,7 +100,7 @@ FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egre
 # net.ipv4 knobs a flow may set in its sender's namespace (each is per namespace):
 # TSQ's budget, F-RTO, timestamps, the restart after idle.
 SENDER_SYSCTLS = ("tcp_limit_output_bytes", "tcp_frto", "tcp_timestamps",
-                  "tcp_slow_start_after_idle")
+                  "tcp_slow_start_after_idle", "tcp_pacing_ca_ratio", "tcp_pacing_ss_ratio")
 ACKS = ("delayed", "every")
 EDGES = ("emulated", "direct")     # [links] edges: Si-R1, R2-Di as linkemu links or plain veths
 PROFILE_KEYS = {"time_scale", "runs", "duration", "reps", "start_jitter_s"}

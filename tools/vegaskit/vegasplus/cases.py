@@ -21,9 +21,10 @@ class Net:
     # at 100 Mbit/s a packet is 0.12 ms, below what six sleeping emulators add to
     # an RTT on a 2-core host (docs/DESIGN.md §7.3)
     direct_edges: bool = False
-    # > 0: every sender's TSQ budget (net.ipv4.tcp_limit_output_bytes), the test of
-    # whether TSQ sets the size of the bursts that queue at 100 Mbit/s (§7.3)
-    tsq_bytes: int = 0
+    # net.ipv4 knobs of every sender's namespace, the tests of what sets the size of the
+    # bursts that queue at 100 Mbit/s (§7.3): the TSQ budget (tcp_limit_output_bytes),
+    # and the pacing ratios that size GSO frames (tcp_pacing_ca_ratio, tcp_pacing_ss_ratio)
+    sysctl: tuple[tuple[str, int], ...] = ()
 
     @property
     def bdp_pkts(self) -> int:
@@ -40,7 +41,13 @@ NETS = {n.key: n for n in (
     Net("10M80", "10M", 10e6, 80, 40),
     Net("100M20", "100M", 100e6, 20, 60, direct_edges=True),
     Net("100M80", "100M", 100e6, 80, 60, direct_edges=True),
-    Net("100M20tsq", "100M", 100e6, 20, 60, direct_edges=True, tsq_bytes=3000),
+    Net("100M20tsq", "100M", 100e6, 20, 60, direct_edges=True,
+        sysctl=(("tcp_limit_output_bytes", 3000),)),
+    # TCP builds each GSO frame from 1 ms of its pacing rate (120% of cwnd/srtt in
+    # congestion avoidance, 200% in slow start) and defers a send until a frame fits:
+    # at 10% and 20% a 100 Mbit/s flow's frames are 2 segments, the floor
+    Net("100M20frame2", "100M", 100e6, 20, 60, direct_edges=True,
+        sysctl=(("tcp_pacing_ca_ratio", 10), ("tcp_pacing_ss_ratio", 20))),
 )}
 
 # the controllers compared: vegasctl's default instances and the kernel's own
@@ -82,7 +89,8 @@ def scenario_name(case: Case, net: Net) -> str:
 
 def scenario_toml(case: Case, net: Net) -> str:
     """One case on one network; one run per controller, our flow first."""
-    tsq = f"\nsysctl = {{ tcp_limit_output_bytes = {net.tsq_bytes} }}" if net.tsq_bytes else ""
+    knobs = ", ".join(f"{k} = {v}" for k, v in net.sysctl)
+    tsq = f"\nsysctl = {{ {knobs} }}" if knobs else ""
     flows = [f'[[flows]]\ncc = "{{cc}}"\nlabel = "S1 {{cc}}"{tsq}']
     others = ("{cc}",) if case.pair else case.others
     for i, cc in enumerate(others, 2):

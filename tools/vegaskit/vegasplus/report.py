@@ -170,7 +170,7 @@ def render(figs: dict, command: str, commits: list[str]) -> str:
         if not any(k[1] == net.key for k in figs):
             out += [f"## {net.key}: not run", ""]
             continue
-        tsq = f", senders' TSQ budget {net.tsq_bytes} B" if net.tsq_bytes else ""
+        tsq = "".join(f", senders' {k} {v}" for k, v in net.sysctl)
         out += [f"## {net.key}: {net.rate}bit/s, {net.rtt_ms} ms, buffer {net.buffer} packets, "
                 f"{net.duration} s{tsq}", ""] + table(figs, net.key) + [""]
     out += ["## Throughput against delay", "", "![throughput-delay](throughput_delay.png)", ""]

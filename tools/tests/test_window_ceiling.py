@@ -155,3 +155,24 @@ def test_the_report_lists_what_it_set_aside_and_measures_the_rest():
     assert "## Repetitions set aside" in text
     assert "| reno | 4 | S1 | reno | 967,440,447,488 | 1,500,000 |" in text
     assert "9,000,000,000" not in text            # the set-aside burst is in no table
+
+
+def test_a_run_the_scenario_no_longer_matches_stays_unchecked(tmp_path):
+    scenario = Scenario.parse(SCENARIO)
+    d = tmp_path / "reno" / "rep0"
+    d.mkdir(parents=True)
+    (d / "flows.csv").write_text(FLOWS_CSV)
+    gone = {"run": "reno", "rep": 0, "flows": [{"flow": 7, "label": "S7"}]}   # flows changed
+    other = {"run": "reno", "rep": 0, "flows": [{"flow": 1, "label": "S1"}]}
+    assert backfill(tmp_path, [gone], scenario, "full")[0].get("impossible_windows") is None
+    assert backfill(tmp_path, [other], scenario, "ci")[0].get("impossible_windows") is None
+
+
+def test_a_set_aside_summary_from_before_repetitions_renders():
+    scenario = Scenario.parse(SCENARIO)
+    sm = {"run": "reno", "scenario": "t", "duration_s": 20, "impossible_windows": ["S1"],
+          "bottleneck": {"rate_bps": 5e6, "rtt_ms": 4, "buffer_pkts": 50},
+          "flows": [{"flow": 1, "label": "S1", "cc": "reno", "cwnd_max_bytes": 10**12,
+                     "window_ceiling_bytes": 10**6}]}
+    assert "| reno | 0 | S1 | reno | 1,000,000,000,000 | 1,000,000 |" in \
+        report.render(scenario, "full", [sm], "make results")

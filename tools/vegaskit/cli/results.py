@@ -71,8 +71,12 @@ def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None
     reps = max(reps_of(summaries), default=1)
     for sm in summaries:
         d = rundir(base, sm["run"], sm.get("rep", 0), reps)     # pre-§7.1 runs: one, no rep
-        run = (scenario.run(sm["run"], profile, sm.get("rep", 0))
-               if scenario is not None and sm["run"] in scenario.run_names else None)
+        run = None
+        if scenario is not None and sm["run"] in scenario.run_names:
+            try:
+                run = scenario.run(sm["run"], profile, sm.get("rep", 0))
+            except ScenarioError:       # the profile or run changed since: left unchecked
+                pass
         added = [k for k, fill in (("rtt_min_ms", runner.fill_rtt_min),
                                    ("decisions", runner.fill_decisions)) if fill(sm, d)]
         checked = runner.fill_window_check(sm, d, run)

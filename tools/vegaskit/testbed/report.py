@@ -137,7 +137,8 @@ def _aside_rows(aside: list[dict]) -> list[str]:
         return []
     out = ["## Repetitions set aside", "",
            f"{len(aside)} repetition{'s' * (len(aside) > 1)} had a flow whose window "
-           "(the sender's snd_cwnd, the largest flows.csv holds) rose above four times "
+           "(the sender's snd_cwnd, the largest of its samples in flows.csv, one per "
+           "iperf3 interval) rose above four times "
            "what its path can hold in flight and in its buffers. No controller grew "
            "those windows: this kernel's defect, docs/DESIGN.md §10.2, left them. Every "
            "other table of this report is of the other repetitions. The defect strikes "
@@ -145,10 +146,10 @@ def _aside_rows(aside: list[dict]) -> list[str]:
            "likelier to meet it: what is left can lean towards fewer losses.", "",
            "| run | rep | flow | cc | largest window (bytes) | ceiling (bytes) |",
            "|---|---|---|---|---|---|"]
-    for sm in sorted(aside, key=lambda x: (x["run"], x["rep"])):
+    for sm in sorted(aside, key=lambda x: (x["run"], x.get("rep", 0))):
         for fl in sm["flows"]:
             if fl["label"] in sm["impossible_windows"]:
-                out.append(f"| {sm['run']} | {sm['rep']} | {fl['label']} | {fl['cc']} | "
+                out.append(f"| {sm['run']} | {sm.get('rep', 0)} | {fl['label']} | {fl['cc']} | "
                            f"{fl['cwnd_max_bytes']:,} | {fl['window_ceiling_bytes']:,} |")
     return out + [""]
 

@@ -356,9 +356,13 @@ def impossible_windows(flows: list[dict]) -> list[str]:
 
 def fill_window_check(summary: dict, rundir: Path, run: Run | None) -> bool:
     """Give a summary written before the window check its figures, from the run's own
-    flows.csv and the scenario's path; True when it changed."""
+    flows.csv and the scenario's path as it reads today; True when it changed. A run
+    whose flows the scenario no longer has stays unchecked."""
     flows = summary["flows"]
     if run is None or "impossible_windows" in summary or not (rundir / "flows.csv").exists():
+        return False
+    by_index = {f.index: f for f in run.flows}
+    if any(fl.get("flow") not in by_index for fl in flows):
         return False
     most: dict[int, int] = {}
     with open(rundir / "flows.csv", newline="") as fh:
@@ -366,7 +370,6 @@ def fill_window_check(summary: dict, rundir: Path, run: Run | None) -> bool:
             if row.get("cwnd_bytes"):
                 i = int(row["flow"])
                 most[i] = max(most.get(i, 0), int(float(row["cwnd_bytes"])))
-    by_index = {f.index: f for f in run.flows}
     for fl in flows:
         fl["cwnd_max_bytes"] = most.get(fl["flow"], 0)
         fl["window_ceiling_bytes"] = window_ceiling(run, by_index[fl["flow"]])
@@ -511,7 +514,9 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
             "rtt_p95_ms": round(metrics.percentile(rtts, 95), 3) if rtts else None,
             "rtt_min_ms": rtt_min_ms(rtts),
             "cwnd_median_kb": round(metrics.percentile(cwnds, 50) / 1000, 1) if cwnds else None,
-            "cwnd_max_bytes": max((iv.get("snd_cwnd") or 0 for iv in r.intervals), default=0),
+            # over the intervals flows.csv keeps, so that a rerender finds the same
+            "cwnd_max_bytes": max((iv.get("snd_cwnd") or 0
+                                   for iv in r.intervals[:len(r.received)]), default=0),
             "window_ceiling_bytes": window_ceiling(run, f),
         })
     shares = [fl["second_half_bps"] for fl in flows]

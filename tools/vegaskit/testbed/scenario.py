@@ -97,10 +97,13 @@ REQUIRED = ("name", "duration", "links", "flows", "runs", "profiles")
 LINK_KEYS = {"rate", "rtt_ms", "buffer", "loss", "spare_retx"}
 FLOW_KEYS = {"cc", "start", "duration", "bytes", "mss", "label", "access", "egress", "acks",
              "sysctl"}
-# net.ipv4 knobs a flow may set in its sender's namespace (each is per namespace):
-# TSQ's budget, F-RTO, timestamps, the restart after idle.
-SENDER_SYSCTLS = ("tcp_limit_output_bytes", "tcp_frto", "tcp_timestamps",
-                  "tcp_slow_start_after_idle", "tcp_pacing_ca_ratio", "tcp_pacing_ss_ratio")
+# net.ipv4 knobs a flow may set in its sender's namespace (each is per namespace), with
+# the largest value that means something (ip-sysctl.rst; the kernel refuses a pacing ratio
+# above 1000): TSQ's budget, F-RTO, timestamps, the restart after idle, and the pacing
+# rate's ratios to cwnd/srtt, which also size TCP's GSO frames.
+SENDER_SYSCTLS = {"tcp_limit_output_bytes": 2**31 - 1, "tcp_frto": 2, "tcp_timestamps": 2,
+                  "tcp_slow_start_after_idle": 1, "tcp_pacing_ca_ratio": 1000,
+                  "tcp_pacing_ss_ratio": 1000}
 ACKS = ("delayed", "every")
 EDGES = ("emulated", "direct")     # [links] edges: Si-R1, R2-Di as linkemu links or plain veths
 PROFILE_KEYS = {"time_scale", "runs", "duration", "reps", "start_jitter_s"}
@@ -191,7 +194,8 @@ def sender_sysctl(v, what: str) -> tuple[tuple[str, int], ...]:
     """A flow's sysctl table, checked: known net.ipv4 knobs, whole numbers."""
     t = _table(v, what)
     _keys(t, set(SENDER_SYSCTLS), what)
-    return tuple((k, _integer(x, f"{what}.{k}", 0, 2**31 - 1)) for k, x in sorted(t.items()))
+    return tuple((k, _integer(x, f"{what}.{k}", 0, SENDER_SYSCTLS[k]))
+                 for k, x in sorted(t.items()))
 
 
 def link_value(key: str, v, what: str):

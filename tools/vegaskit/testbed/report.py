@@ -195,6 +195,12 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
         out.append("")
     kept, aside = figures.set_aside(summaries)
     out += _aside_rows(aside)
+    again = [sm for sm in summaries if sm.get("made_again_after")]
+    if again:
+        out += [f"A flow's iperf3 failed in {len(again)} repetition{'s' * (len(again) > 1)}, "
+                "each made once more (what the tables hold): " + "; ".join(
+                    f"{sm['run']} rep {sm.get('rep', 0)} ({sm['made_again_after']})"
+                    for sm in sorted(again, key=lambda x: (x["run"], x.get("rep", 0)))) + ".", ""]
     out += ["## Our measurements (Linux, namespaces, this machine)", ""]
     out += _run_tables(kept)
     out += _per_rep_rows(kept, s.doc.get("report", {}).get("per_rep", []))

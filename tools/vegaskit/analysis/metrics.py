@@ -517,7 +517,7 @@ def ca_state_times(changes: Sequence[tuple[float, int]], t0: float, t1: float,
 # A window grown from ACKs stays near what its path holds: congestion avoidance grows it
 # only while it is full, and slow start at most doubles what it carried. Four times the
 # path's capacity leaves that doubling and the hosts' own queues room; the windows the
-# defect of docs/DESIGN.md §10.2 leaves are 10,000 times and more above it.
+# defect of docs/DESIGN.md §10.2 leaves were 157 times and more above it.
 WINDOW_CEILING_FACTOR = 4
 PACKET_BYTES = 1500
 

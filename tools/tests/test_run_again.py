@@ -7,6 +7,7 @@ import types
 import pytest
 
 from vegaskit.cli import results
+from vegaskit.testbed.iperf import FlowFailed
 from vegaskit.testbed.scenario import Scenario
 
 
@@ -32,14 +33,14 @@ def _runs(monkeypatch, failures):
 
 
 def test_an_iperf3_failure_makes_the_repetition_once_more(monkeypatch, tmp_path):
-    calls = _runs(monkeypatch, [RuntimeError("iperf3 (vk) failed: control socket has closed")])
+    calls = _runs(monkeypatch, [FlowFailed("iperf3 (vk) failed: control socket has closed")])
     sm = results.run_one(tmp_path / "s.toml", "a", "full", 1, tmp_path / "rep1", "c0ffee")
     assert len(calls) == 2 and sm["made_again_after"].startswith("iperf3 (vk) failed")
     assert sm["commit"] == "c0ffee" and (tmp_path / "rep1" / "summary.json").exists()
 
 
 @pytest.mark.parametrize("failures", [
-    [RuntimeError("iperf3 (vk) failed: x"), RuntimeError("iperf3 (vk) failed: again")],
+    [FlowFailed("iperf3 (vk) failed: x"), FlowFailed("iperf3 (vk) failed: again")],
     [RuntimeError("vegasctl load failed")],
 ])
 def test_a_second_failure_or_another_kind_stops_the_batch(monkeypatch, tmp_path, failures):

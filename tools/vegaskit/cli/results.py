@@ -30,7 +30,7 @@ from pathlib import Path
 
 from vegaskit import paths
 from vegaskit.proc import sigterm_unwinds
-from vegaskit.testbed import index, leftovers, report, runner
+from vegaskit.testbed import index, iperf, leftovers, report, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 
 INDEX_PROFILE = "full"
@@ -59,9 +59,6 @@ def merged(base: Path, names: list[str], new: list[dict], scenario: Scenario | N
     return sorted(kept + new, key=lambda x: (x["run"], x["rep"]))
 
 
-WINDOW_KEYS = ("cwnd_max_bytes", "window_ceiling_bytes")
-
-
 def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None,
              profile: str = "") -> list[dict]:
     """Figures added to the summaries since a run was made, from its own files
@@ -81,7 +78,7 @@ def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None
                                    ("decisions", runner.fill_decisions)) if fill(sm, d)]
         checked = runner.fill_window_check(sm, d, run)
         if checked:
-            added += WINDOW_KEYS
+            added += runner.WINDOW_KEYS
         if added and (d / "summary.json").exists():
             one = json.loads((d / "summary.json").read_text())
             one["flows"] = [{**fl, **{k: sm["flows"][i][k] for k in added if k in sm["flows"][i]}}
@@ -133,11 +130,9 @@ def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
             r.trace = "off"
         try:
             sm = runner.execute(r, outdir, job=job, plots=rep == 0)
-        except RuntimeError as e:
+        except iperf.FlowFailed as e:
             # A flow's iperf3 can die when the kernel defect of docs/DESIGN.md §10.2
             # floods its path: the repetition is made once more, and its report says so.
-            if not str(e).startswith("iperf3"):
-                raise
             print(f"   {run} rep {rep}: {e}; made once more", flush=True)
             shutil.rmtree(outdir, ignore_errors=True)      # runner.execute makes it again
             sm = runner.execute(r, outdir, job=job, plots=rep == 0)

@@ -9,6 +9,11 @@ from dataclasses import dataclass
 from .netns import Lab, Netns
 
 
+class FlowFailed(RuntimeError):
+    """A flow's iperf3 ended in an error (make results makes the repetition once more:
+    docs/DESIGN.md §7.1)."""
+
+
 @dataclass
 class FlowResult:
     """What iperf3 -J reports for one flow; times relative to the flow's start."""
@@ -69,5 +74,5 @@ def wait(p: subprocess.Popen, cc: str, timeout: float) -> FlowResult:
     out, err = p.communicate(timeout=timeout)
     doc = json.loads(out) if out.strip() else {}
     if p.returncode != 0 or "error" in doc:
-        raise RuntimeError(f"iperf3 ({cc}) failed: {doc.get('error') or err.decode().strip()}")
+        raise FlowFailed(f"iperf3 ({cc}) failed: {doc.get('error') or err.decode().strip()}")
     return FlowResult.from_json(cc, doc)

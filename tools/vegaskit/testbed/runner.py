@@ -354,6 +354,9 @@ def impossible_windows(flows: list[dict]) -> list[str]:
     return [fl["label"] for fl in flows if fl["cwnd_max_bytes"] > fl["window_ceiling_bytes"]]
 
 
+WINDOW_KEYS = ("cwnd_max_bytes", "window_ceiling_bytes")   # per flow; fill_window_check's
+
+
 def fill_window_check(summary: dict, rundir: Path, run: Run | None) -> bool:
     """Give a summary written before the window check its figures, from the run's own
     flows.csv and the scenario's path as it reads today; True when it changed. A run

@@ -141,6 +141,10 @@ def test_tracing_and_overhead_stages_compare_within_rounds():
         for mode, c in s["cost"].items():
             assert c["median"] == pytest.approx(1 - g[mode]["median"] / g["off"]["median"]), s
             assert c["median"] < 1, s      # the traced flow carried traffic
+        # directly: a record per ACK is BPF work every ACK pays, and the tracer ran
+        ns = s["bpf_ns_per_ack"]
+        assert ns["all"]["median"] > ns["off"]["median"] > 0, s
+        assert s["direct_cost"]["all"]["median"] > 0, s
     assert o["ratio_to_reno"]["reno"]["median"] == 1.0
     assert o["ratio_to_cubic"]["cubic"]["median"] == 1.0
     assert o["cpu_s_per_gb"]["bpf_vegas"]["median"] > 0

@@ -51,6 +51,8 @@ def synthetic() -> dict:
     trace = {"gbit_s": {m: _s(5) for m in ("off", "decisions", "all")},
              "cost": {m: _s(0.05) for m in ("decisions", "all")},
              "cpu_cost": {m: _s(0.04) for m in ("decisions", "all")},
+             "direct_cost": {m: _s(0.01) for m in ("decisions", "all")},
+             "bpf_ns_per_ack": {m: _s(100) for m in ("off", "decisions", "all")},
              "records_per_run": {"decisions": 1e3, "all": 6e4},
              "lost_total": {"decisions": 0, "all": 0}}
     rates = ["10000000", "100000000"]
@@ -90,10 +92,21 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text     # the split of per ACK
     assert "costs +3.0 [+2.7, +3.3]% per ACK on the emulated path" in text   # its check
     assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision
+    assert "| off | 100 [90, 110] | 100 [90, 110] | 100 [90, 110] | 1.00% [0.90%, 1.10%] |" \
+        in text                                                      # tracing, directly
     written = plots.write(r, tmp_path)
     assert sorted(p.name for p in written) == sorted(f"{n}.png" for n in bench.STAGES)
     for p in written:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
+
+
+def test_a_tracing_stage_from_before_the_direct_measure_still_renders():
+    r = synthetic()
+    for key in ("offloads_off", "offloads_default"):
+        r["tracing"][key] = {k: v for k, v in r["tracing"][key].items()
+                             if k not in ("direct_cost", "bpf_ns_per_ack")}
+    text = bench.report(r)
+    assert "## Tracing from inside the controller" in text and "added CPU" not in text
 
 
 def test_a_stage_named_twice_runs_once_in_the_benchs_order():

@@ -66,3 +66,8 @@ def run_stats(ids: dict[str, int]) -> dict[str, tuple[int, int]]:
     by_id = {p["id"]: p for p in _bpftool("prog", "show")}
     return {op: (by_id[i].get("run_time_ns", 0), by_id[i].get("run_cnt", 0))
             for op, i in ids.items()}
+
+
+def run_ns(ids: dict[str, int], before: dict[str, tuple[int, int]]) -> int:
+    """Run time (ns) of the programs of ops_programs() since run_stats() gave `before`."""
+    return sum(ns - before[op][0] for op, (ns, _) in run_stats(ids).items())

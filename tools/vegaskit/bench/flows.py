@@ -28,6 +28,7 @@ class Flow:
     bytes_per_s: float
     cpu_s_per_gb: float
     acks: int               # segments the sender received: its ACKs
+    gb: float               # gigabytes the receiver got
 
 
 def one_flow(lab: Lab, p: TwoHosts, cc: str, port: int, seconds: float) -> Flow:
@@ -37,4 +38,4 @@ def one_flow(lab: Lab, p: TwoHosts, cc: str, port: int, seconds: float) -> Flow:
     cpu_s = (busy_jiffies() - j0) / os.sysconf("SC_CLK_TCK")
     acks = in_segs(p.a) - segs0
     gb = r.bytes_received / 1e9
-    return Flow(r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb, acks)
+    return Flow(r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb, acks, gb)

@@ -65,17 +65,19 @@ def tracing(t: dict, out: Path) -> None:
     labels = []
     for key, name in (("offloads_off", "offloads off"), ("offloads_default", "default")):
         labels += [f"{name}\n{mode}" for mode in ("decisions", "all")]
-    for i, (what, color) in enumerate((("cost", "tab:orange"), ("cpu_cost", "tab:purple"))):
+    bars = (("cost", "tab:orange", "throughput cost"), ("cpu_cost", "tab:purple", "CPU per GB cost"),
+            ("direct_cost", "tab:green", "added CPU (BPF time + tracer)"))
+    for i, (what, color, label) in enumerate(bars):
         xs = [t[key].get(what, {}).get(mode) for key in ("offloads_off", "offloads_default")
               for mode in ("decisions", "all")]
         if None in xs:
             continue
         med, err = _med_err(xs, 100)
-        ax.bar([j + (i - 0.5) * 0.35 for j in range(len(xs))], med, width=0.35, yerr=err,
-               capsize=4, color=color,
-               label={"cost": "throughput cost", "cpu_cost": "CPU per GB cost"}[what])
+        ax.bar([j + (i - 1) * 0.27 for j in range(len(xs))], med, width=0.27, yerr=err,
+               capsize=3, color=color, label=label)
     ax.set_xticks(range(len(labels)), labels)
     ax.axhline(10, ls="--", color="k", lw=1, label="10%")
+    ax.axhline(2, ls=":", color="k", lw=1, label="2%")
     ax.axhline(0, color="k", lw=0.5)
     ax.set_ylabel("cost (%)")
     ax.set_title("Tracing from inside bpf_vegas")

@@ -10,6 +10,15 @@ On two cores the flow's rate swings between rounds, so the CPU cost is given
 too: the host's CPU per GB traced over untraced, minus 1 (the tracer's own work
 counted), which the same swings move less. Records and records lost are
 counted. Medians with intervals over rounds.
+
+Both of those ratios carry the round-to-round swing of a flow on two busy cores,
+too coarse to show a cost of 2% (16 rounds left intervals some 20 points wide). So the cost is also measured
+directly, in the same flows: the BPF run time per ACK of bpf_vegas's programs
+(the kernel's statistics, on for the whole stage, so every mode pays their two
+clock reads alike) traced against untraced, times the ACKs, plus the tracer's
+own CPU time, over the untraced flow's CPU for the same bytes. It counts the
+work tracing adds, not what that work does to the caches of the rest, nor the
+rare wake-up (docs/DESIGN.md §5.1).
 """
 from __future__ import annotations
 
@@ -21,43 +30,54 @@ from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.topology import veth_pair
 from vegaskit.testbed.vtrace import Trace
 
+from . import bpfstats
 from .flows import one_flow
 
 CC = "bpf_vegas"
 MODES = {"off": None, "decisions": ["--decisions"], "all": []}
 
 
-
 def one_setting(rounds: int, seconds: float, offloads: bool) -> dict:
     gbit = {m: [] for m in MODES}
     cost = {m: [] for m in MODES if m != "off"}
     cpu_cost = {m: [] for m in cost}
+    direct = {m: [] for m in cost}          # CPU tracing adds, over the untraced flow's
     records = {m: [] for m in cost}
     lost = {m: [] for m in cost}
-    with Lab() as lab:
+    bpf_ns = {m: [] for m in MODES}         # bpf_vegas's BPF run time per ACK
+    with Lab() as lab, bpfstats.enabled():
         p = veth_pair(lab, offloads=offloads)
+        progs = bpfstats.ops_programs(CC)
         port = 7000
         order = list(MODES)
         for rnd in range(rounds):
-            this, cpu = {}, {}
+            flow, tracer_s = {}, {}
             for mode in (order if rnd % 2 == 0 else list(reversed(order))):
                 port += 1
+                before = bpfstats.run_stats(progs)
                 if MODES[mode] is None:
-                    f = one_flow(lab, p, CC, port, seconds)
+                    flow[mode] = one_flow(lab, p, CC, port, seconds)
                 else:
                     with Trace(*MODES[mode], "--controller", CC, env=owner_env(lab.prefix)) as t:
-                        f = one_flow(lab, p, CC, port, seconds)
+                        flow[mode] = one_flow(lab, p, CC, port, seconds)
                     records[mode].append(len(t.records))
                     lost[mode].append(t.lost or 0)
-                this[mode], cpu[mode] = f.bytes_per_s * 8, f.cpu_s_per_gb
-            for m, v in this.items():
-                gbit[m].append(v / 1e9)
+                    tracer_s[mode] = t.cpu_s
+                bpf_ns[mode].append(bpfstats.run_ns(progs, before) / max(flow[mode].acks, 1))
+            off = flow["off"]
+            for m, f in flow.items():
+                gbit[m].append(f.bytes_per_s * 8 / 1e9)
             for m in cost:
-                cost[m].append(1 - this[m] / this["off"])
-                cpu_cost[m].append(cpu[m] / cpu["off"] - 1)
+                f = flow[m]
+                cost[m].append(1 - f.bytes_per_s / off.bytes_per_s)
+                cpu_cost[m].append(f.cpu_s_per_gb / off.cpu_s_per_gb - 1)
+                added_s = (bpf_ns[m][-1] - bpf_ns["off"][-1]) * 1e-9 * f.acks + tracer_s[m]
+                direct[m].append(added_s / f.gb / off.cpu_s_per_gb)
     return {"gbit_s": {m: summary(v) for m, v in gbit.items()},
             "cost": {m: summary(v) for m, v in cost.items()},
             "cpu_cost": {m: summary(v) for m, v in cpu_cost.items()},
+            "direct_cost": {m: summary(v) for m, v in direct.items()},
+            "bpf_ns_per_ack": {m: summary(v) for m, v in bpf_ns.items()},
             "records_per_run": {m: statistics.median(v) for m, v in records.items()},
             "lost_total": {m: sum(v) for m, v in lost.items()}}
 

@@ -189,7 +189,29 @@ def tracing_section(t: dict) -> list[str]:
                      f"{interval(cpu['decisions'], '.1%') if cpu else '-'} | "
                      f"{interval(cpu['all'], '.1%') if cpu else '-'} | "
                      f"{o['records_per_run']['all']:.0f} | {o['lost_total']['all']} |")
+    lines += [""] + tracing_direct_table(t)
     return lines + ["![tracing](tracing.png)", ""]
+
+
+def tracing_direct_table(t: dict) -> list[str]:
+    """The cost measured as the work tracing adds (bench/tracing.py), if this run has it."""
+    sets = [(name, t[key]) for key, name in (("offloads_off", "off"), ("offloads_default", "default"))
+            if "direct_cost" in t[key]]
+    if not sets:
+        return []
+    lines = ["Directly, in the same flows: the added BPF run time per ACK (the kernel's BPF "
+             "statistics, on in every mode) times the ACKs, plus the tracer's own CPU time "
+             "(`vegasctl trace`, user and system), over the untraced flow's CPU for the same "
+             "bytes, within a round. Not counted: what the added work does to the caches of "
+             "the rest, and the wake-up when the ring is a quarter full.", "",
+             "| offloads | BPF ns per ACK: untraced | decisions | all | decisions: added CPU "
+             "| all: added CPU |", "|---|---|---|---|---|---|"]
+    for name, o in sets:
+        ns, d = o["bpf_ns_per_ack"], o["direct_cost"]
+        lines.append(f"| {name} | {interval(ns['off'])} | {interval(ns['decisions'])} | "
+                     f"{interval(ns['all'])} | {interval(d['decisions'], '.2%')} | "
+                     f"{interval(d['all'], '.2%')} |")
+    return lines + [""]
 
 
 def emulator_section(e: dict) -> list[str]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import io
+import resource
 import signal
 import subprocess
 import tempfile
@@ -34,6 +35,10 @@ def parse_csv(text: str) -> list[dict]:
 class Trace:
     """Runs `vegasctl trace ARGS` until the with-block ends (SIGINT), then parses it.
 
+    `cpu_s`: the tracer's CPU time (user + system) from start to exit, read as the
+    growth of this process's reaped children's usage while it is reaped; exact when no
+    other child of this process is reaped meanwhile (the bench's single thread).
+
     `env`: the tracer's environment; a Lab's owner_env() lets its sweep find a
     tracer whose owner was killed."""
 
@@ -44,6 +49,7 @@ class Trace:
         self.text = ""
         self.stderr = ""
         self.lost: int | None = None
+        self.cpu_s: float | None = None
 
     def __enter__(self) -> "Trace":
         # stdout goes to a file, not a pipe: a pipe nobody reads until the end
@@ -67,6 +73,7 @@ class Trace:
         return self
 
     def __exit__(self, *exc) -> None:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
         try:
@@ -74,6 +81,8 @@ class Trace:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             _, self.stderr = self.proc.communicate()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         self._out.seek(0)
         self.text = self._out.read()
         self._out.close()

@@ -184,6 +184,12 @@ static void release_due(struct dir *d, uint64_t now)
 		if (p->t_ns > now)
 			break;
 		if (!p->lost) {
+			uint64_t late = now - p->t_ns;
+
+			if (late > d->st.late_max_ns)
+				d->st.late_max_ns = late;
+			if (late >= NSEC_PER_MSEC)
+				d->st.late_1ms++;
 			d->inflight--;
 			if (write(d->out_fd, p->data, p->len) == (ssize_t)p->len) {
 				d->st.pkts_out++;
@@ -378,11 +384,12 @@ int dir_json(const struct dir *d, char *buf, size_t len)
 		"\"pkts_out\":%" PRIu64 ",\"bytes_out\":%" PRIu64 ",\"dropped\":%" PRIu64 ","
 		"\"lost\":%" PRIu64 ",\"retx\":%" PRIu64 ",\"spared\":%" PRIu64 ","
 		"\"overflow\":%" PRIu64 ",\"errors\":%" PRIu64 ","
-		"\"qlen\":%u,\"qlen_max\":%u,\"in_service\":%d,\"inflight\":%u}",
+		"\"qlen\":%u,\"qlen_max\":%u,\"in_service\":%d,\"inflight\":%u,"
+		"\"late_max_us\":%.1f,\"late_1ms\":%" PRIu64 "}",
 		d->p.rate_bps, d->p.delay_us, d->p.limit_pkts, d->p.loss, d->p.spare_retx,
 		s->pkts_in, s->bytes_in, s->pkts_out, s->bytes_out, s->dropped,
 		s->lost, s->retx, s->spared, s->overflow, s->errors, d->waiting, s->qlen_max, d->busy,
-		d->inflight);
+		d->inflight, s->late_max_ns / 1e3, s->late_1ms);
 }
 
 static const char *parse_u64(const char *s, uint64_t max, uint64_t *out)

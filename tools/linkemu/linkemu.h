@@ -26,6 +26,7 @@
 #include <time.h>
 
 #define NSEC_PER_USEC	UINT64_C(1000)
+#define NSEC_PER_MSEC	UINT64_C(1000000)
 #define NSEC_PER_SEC	UINT64_C(1000000000)
 #define TIME_NEVER	UINT64_MAX
 
@@ -92,6 +93,10 @@ struct link_stats {
 	uint64_t overflow;		/* no memory for another packet */
 	uint64_t errors;		/* failed reads/writes of a TUN */
 	uint32_t qlen_max;
+	/* releases after their due time: a stalled emulator (a busy host) adds
+	 * delay no controller caused, which delay-based ones read as queue */
+	uint64_t late_max_ns;
+	uint64_t late_1ms;		/* releases 1 ms or more late */
 };
 
 /*

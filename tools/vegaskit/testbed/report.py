@@ -154,6 +154,20 @@ def _aside_rows(aside: list[dict]) -> list[str]:
     return out + [""]
 
 
+def emulator_line(summaries: list[dict]) -> list[str]:
+    """How late the link emulator released packets, over the repetitions that counted it."""
+    late = [sm for sm in summaries if sm.get("emulator_late_max_ms") is not None]
+    if not late:
+        return []
+    worst = sorted(sm["emulator_late_max_ms"] for sm in late)
+    hit = [sm for sm in late if sm["emulator_late_1ms"]]
+    return [f"The link emulator's timing (every link, both ways; docs/DESIGN.md §7.1): its "
+            f"latest release in a repetition was {worst[len(worst) // 2]:g} ms late in median, "
+            f"{worst[-1]:g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "
+            f"{len(hit)} had releases 1 ms late or more "
+            f"({sum(sm['emulator_late_1ms'] for sm in late):,} in all).", ""]
+
+
 def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     s = scenario
     prof = s.doc["profiles"].get(profile, {})
@@ -177,6 +191,7 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
         out += ["Source commit of the runs: " + ", ".join(
             f"{c} ({n} repetition{'s' * (n > 1)})" for c, n in sorted(commits.items())) +
             ". A rerun of some runs (`--run`) replaces only theirs.", ""]
+    out += emulator_line(summaries)
     if summaries:
         b = summaries[0]["bottleneck"]
         out += [f"Bottleneck R1-R2: {b['rate_bps'] / 1e6:g} Mbit/s, RTT {b['rtt_ms']:g} ms, "

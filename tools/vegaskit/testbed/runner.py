@@ -253,8 +253,8 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             th.join()
         t_end = time.monotonic() - t0
         stats = db.bottleneck.stop()
-        for name in link_names[1:]:
-            db.links[name].stop()
+        stats["emulator"] = emulator_lateness(
+            [stats] + [db.links[name].stop() for name in link_names[1:]])
         t0_us = t0 * 1e6
         # forward direction (ab: sender side to receiver side) of every link
         queues = {n: [(round((e.t_us - t0_us) / 1e6, 6), e.qlen, e.event)
@@ -269,6 +269,18 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             w.writerow(["t_s", "sport", "dport", "event", "state"])     # event: state, retx
             w.writerows(ca)
     return write(run, outdir, results, started, queues, stats, t_end, trace, t0, plots, ca)
+
+
+def emulator_lateness(links: list[dict]) -> dict:
+    """The latest release and the releases 1 ms or more late, over every direction of
+    every link's final counters (linkemu's late_max_us, late_1ms): a stalled emulator
+    adds delay that a delay-based controller reads as queue. None where the emulator
+    did not count them."""
+    dirs = [ln[d] for ln in links for d in ("ab", "ba") if "late_max_us" in ln.get(d, {})]
+    if not dirs:
+        return {"late_max_ms": None, "late_1ms": None}
+    return {"late_max_ms": round(max(d["late_max_us"] for d in dirs) / 1000, 3),
+            "late_1ms": sum(d["late_1ms"] for d in dirs)}
 
 
 def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
@@ -567,4 +579,7 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
         "links": links,
         "deepest_queue_link": deepest,
         "impossible_windows": impossible_windows(flows),
+        # how late the emulator released packets, every link both ways (docs/DESIGN.md §7.1)
+        "emulator_late_max_ms": stats.get("emulator", {}).get("late_max_ms"),
+        "emulator_late_1ms": stats.get("emulator", {}).get("late_1ms"),
     }

@@ -1,0 +1,29 @@
+"""The link emulator's lateness, as a run's summary and its report give it (runner,
+report): the counters linkemu keeps per direction, taken over every link. That
+linkemu counts a real stall: netns-tests/tests/test_calibration.py."""
+from vegaskit.testbed import report, runner
+
+
+def _link(ab_late_us: float, ab_n: int, ba_late_us: float, ba_n: int) -> dict:
+    return {"ab": {"pkts_in": 1, "late_max_us": ab_late_us, "late_1ms": ab_n},
+            "ba": {"pkts_in": 1, "late_max_us": ba_late_us, "late_1ms": ba_n}}
+
+
+def test_the_latest_release_and_the_late_ones_over_every_link_and_direction():
+    got = runner.emulator_lateness([_link(120.0, 0, 80.0, 0), _link(900.5, 0, 14_250.0, 3)])
+    assert got == {"late_max_ms": 14.25, "late_1ms": 3}
+
+
+def test_an_emulator_that_did_not_count_gives_none():
+    # a run's stats from before linkemu counted lateness (or a link without it)
+    assert runner.emulator_lateness([{"ab": {"pkts_in": 1}, "ba": {"pkts_in": 1}}]) == \
+        {"late_max_ms": None, "late_1ms": None}
+
+
+def test_the_report_line_gives_median_and_worst_and_how_many_were_hit():
+    sms = [{"emulator_late_max_ms": v, "emulator_late_1ms": n}
+           for v, n in ((0.3, 0), (0.5, 0), (21.7, 40))] + [{"run": "older"}]
+    line = report.emulator_line(sms)[0]
+    assert "0.5 ms late in median, 21.7 ms at most, over 3 repetitions" in line
+    assert "1 had releases 1 ms late or more (40 in all)" in line
+    assert report.emulator_line([{"run": "older"}]) == []

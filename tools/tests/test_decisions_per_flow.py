@@ -46,8 +46,8 @@ def test_alpha_that_never_rose_and_a_flow_with_no_threshold():
     assert flows[0]["decisions"]["alpha_rise_s"] is None
     flows = _flows()
     runner.decisions_per_flow(flows, [_rec(1.0, p1, "reno", 0)], T0)
-    assert flows[0]["decisions"] == {"count": 1, "rules": {"reno": 1}, "base_rtt_min_ms": 40.0,
-                                     "base_rtt_mean_ms": 40.0}
+    assert flows[0]["decisions"] == {"count": 1, "rules": {"reno": 1}, "at_beta": {},
+                                     "base_rtt_min_ms": 40.0, "base_rtt_mean_ms": 40.0}
 
 
 def test_report_lists_traced_and_named_repetitions_only():
@@ -66,6 +66,27 @@ def test_report_lists_traced_and_named_repetitions_only():
     assert named == ["| reno | 0 | S1 bpf_vegas_a | - | 200,000 | - | -, - | - | - | - | - |",
                      "| reno | 0 | S2 reno | - | 600,000 | - | -, - | - | - | - | - |"]
     assert report._per_rep_rows(sms[2:], []) == []
+
+
+def test_decisions_at_the_beta_in_force_are_counted_by_rule():
+    """diff equal to the beta the previous decision left (a Reno round leaves none and
+    changes nothing): where PIPE decides down and Vegas-A holds."""
+    p1 = runner.BASE_PORT + 1
+
+    def rec(t, rule, diff, beta):
+        return _rec(t, p1, rule, max(beta - 2, 0)) | {"diff": diff, "beta": beta}
+    recs = [rec(1.0, "inc", 0, 3),            # the first: no beta in force before it
+            rec(2.0, "dec_adapt", 3, 2),      # 3 = 3: down (PIPE)
+            rec(3.0, "reno", 5, 0),           # too few samples: beta 2 still in force
+            rec(4.0, "hold", 2, 2),           # 2 = 2
+            rec(5.0, "dec_adapt", 4, 2)]      # above beta: not a tie
+    flows = _flows()
+    runner.decisions_per_flow(flows, recs, T0)
+    d = flows[0]["decisions"]
+    assert d["at_beta"] == {"dec_adapt": 1, "hold": 1}
+    row = [r for r in report._per_rep_rows([{"run": "pipe", "rep": 0, "flows": flows}], [])
+           if r.startswith("| pipe")][0]
+    assert "dec_adapt 2 (1 at diff = beta), hold 1 (1 at diff = beta), inc 1, reno 1" in row
 
 
 TRACE_CSV = """time_s,type,netns,saddr,sport,daddr,dport,ca,state,cwnd,ssthresh,in_flight,rtt_us,base_rtt_us,cnt_rtt,diff,alpha,beta,th,th_prev,cwnd_after,ssthresh_after,rule,th_cmp,sent,outstanding,mode,foreign

@@ -113,14 +113,18 @@ def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
            "left it above its first value, in seconds from the run's start. baseRTT: the "
            "smallest the controller held (never below the path's RTT unless a sample was "
            "early), and its time-weighted mean (above the smallest when the flow learned it "
-           "behind a queue and kept it).", "",
+           "behind a queue and kept it). By rule, \"at diff = beta\": those taken with diff "
+           "equal to the beta in force, the tie PIPE decides down and Vegas-A holds at "
+           "(docs/DESIGN.md §3.6).", "",
            "| run | rep | flow | start (s) | lifetime mean (bit/s) | RTT min (ms) | "
            "baseRTT min, mean (ms) | decisions | by rule | alpha first, max, last, mean | alpha rose at (s) |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for sm, fl in rows:
         d = fl.get("decisions") or {}
-        rules = ", ".join(f"{k} {v}" for k, v in sorted(d.get("rules", {}).items(),
-                                                        key=lambda kv: (-kv[1], kv[0]))) or "-"
+        at = d.get("at_beta", {})
+        rules = ", ".join(f"{k} {v}" + (f" ({at[k]} at diff = beta)" if at.get(k) else "")
+                          for k, v in sorted(d.get("rules", {}).items(),
+                                             key=lambda kv: (-kv[1], kv[0]))) or "-"
         alpha = (f"{d['alpha_first']}, {d['alpha_max']}, {d['alpha_last']}, "
                  f"{num(d.get('alpha_mean'))}" if "alpha_first" in d else "-")
         out.append(f"| {sm['run']} | {sm['rep']} | {fl['label']} | {num(fl.get('start_s'))} | "

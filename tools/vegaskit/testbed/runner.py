@@ -454,11 +454,18 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
         if not mine:
             continue
         rules: dict[str, int] = {}
+        # decisions taken with diff at the beta in force, by rule: the tie that PIPE
+        # decides down and Vegas-A holds at (docs/DESIGN.md §3.6)
+        at_beta: dict[str, int] = {}
+        beta = 0                # in force: set by the last decision that had one
         for r in mine:
             rules[r["rule"]] = rules.get(r["rule"], 0) + 1
+            if beta and r.get("diff") == beta:
+                at_beta[r["rule"]] = at_beta.get(r["rule"], 0) + 1
+            beta = r.get("beta") or beta
         # in force after each decision; 0 where none was (too few RTT samples)
         held = [r for r in mine if r["alpha"]]
-        d = {"count": len(mine), "rules": rules}
+        d = {"count": len(mine), "rules": rules, "at_beta": at_beta}
         based = [r for r in mine if r.get("base_rtt_us")]
         if based:       # the smallest baseRTT it held (above the path's RTT, or not), and
             # how long it held a larger one: a flow that starts behind another's queue

@@ -283,8 +283,9 @@ def test_a_packet_waits_its_delay_from_its_own_arrival_when_reads_run_late(monke
         got = probe_result(rx, timeout=25)
         stats = path.link.stop()
     assert sorted(got["seq"]) == list(range(count))
-    # the emulator counts its own lateness: the datagrams due during a stall left after it
-    assert stats["ab"]["late_max_us"] > 5_000 and stats["ab"]["late_1ms"] > 0, stats["ab"]
+    # the emulator counts its own lateness: releases due while it slept left after it (a
+    # lower bound on a stall: what arrived meanwhile waited unread, which it cannot see)
+    assert stats["ab"]["late_max_us"] > 1_000 and stats["ab"]["late_1ms"] > 0, stats["ab"]
     # send_ns is taken before the datagram leaves, recv_ns after it arrived: no link that
     # holds each packet its delay can give less
     owd_us = [(r - s) / 1e3 for s, r in zip(got["send_ns"], got["recv_ns"])]

@@ -1,6 +1,8 @@
 """The link emulator's lateness, as a run's summary and its report give it (runner,
 report): the counters linkemu keeps per direction, taken over every link. That
 linkemu counts a real stall: netns-tests/tests/test_calibration.py."""
+import time
+
 from vegaskit.testbed import report, runner
 
 
@@ -27,3 +29,26 @@ def test_the_report_line_gives_median_and_worst_and_how_many_were_hit():
     assert "0.5 ms late in median, 21.7 ms at most, over 3 repetitions" in line
     assert "1 had releases 1 ms late or more (40 in all)" in line
     assert report.emulator_line([{"run": "older"}]) == []
+
+
+def test_labs_alive_counts_owner_marks_not_namespaces(tmp_path, monkeypatch):
+    from vegaskit.testbed import leftovers
+    for n in ("vk12x0a1b-r1", "vk12x0a1b-r2", "vk12x0a1b-s1", "vk99xbeef-r1", "other-ns"):
+        (tmp_path / n).touch()
+    monkeypatch.setattr(leftovers, "NETNS_DIR", str(tmp_path))
+    assert leftovers.labs_alive() == 2
+    with leftovers.LabsAlive(every=0.01) as labs:
+        (tmp_path / "vk7x00ff-r1").touch()          # a third lab comes, and goes
+        deadline = time.monotonic() + 10
+        while labs.most < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (tmp_path / "vk7x00ff-r1").unlink()
+    assert labs.most == 3
+
+
+def test_the_report_says_how_many_runs_shared_the_host():
+    sms = [{"labs_alive_max": n, "emulator_late_max_ms": 0.2, "emulator_late_1ms": 0}
+           for n in (1, 4, 4, 31)]
+    lines = report.emulator_line(sms)
+    assert any("Runs at once (labs alive together, this one included, the most during a "
+               "repetition): 4 in median, 31 at most, over 4 repetitions." in ln for ln in lines)

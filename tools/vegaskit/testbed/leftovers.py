@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from vegaskit import paths
@@ -152,6 +153,36 @@ def owned_namespaces(pid: int | None = None) -> list[str]:
     names = os.listdir(NETNS_DIR) if os.path.isdir(NETNS_DIR) else []
     return sorted(n for n in names if (m := NAME_RE.match(n))
                   and (pid is None or int(m.group(1)) == pid))
+
+
+def labs_alive() -> int:
+    """How many labs (ours or another process's) hold namespaces now: one owner mark each."""
+    return len({NAME_RE.match(n).group(0) for n in owned_namespaces()})
+
+
+class LabsAlive:
+    """The most labs alive at once over a with-block, sampled every `every` seconds: what
+    a run shared the host with (docs/DESIGN.md §7.1)."""
+
+    def __init__(self, every: float = 2.0):
+        self.every, self.most = every, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while True:
+            self.most = max(self.most, labs_alive())
+            if self._stop.wait(self.every):
+                return
+
+    def __enter__(self) -> "LabsAlive":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.most = max(self.most, labs_alive())
 
 
 def registered() -> set[str]:

@@ -159,17 +159,24 @@ def _aside_rows(aside: list[dict]) -> list[str]:
 
 
 def emulator_line(summaries: list[dict]) -> list[str]:
-    """How late the link emulator released packets, over the repetitions that counted it."""
+    """How late the link emulator released packets, and how many labs shared the host,
+    over the repetitions that counted them."""
+    out = []
+    labs = sorted(sm["labs_alive_max"] for sm in summaries if sm.get("labs_alive_max"))
+    if labs:
+        out = [f"Runs at once (labs alive together, this one included, the most during a "
+               f"repetition): {labs[len(labs) // 2]} in median, {labs[-1]} at most, over "
+               f"{len(labs)} repetition{'s' * (len(labs) > 1)}.", ""]
     late = [sm for sm in summaries if sm.get("emulator_late_max_ms") is not None]
     if not late:
-        return []
+        return out
     worst = sorted(sm["emulator_late_max_ms"] for sm in late)
     hit = [sm for sm in late if sm["emulator_late_1ms"]]
     return [f"The link emulator's timing (every link, both ways; docs/DESIGN.md §7.1): its "
             f"latest release in a repetition was {worst[len(worst) // 2]:g} ms late in median, "
             f"{worst[-1]:g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "
             f"{len(hit)} had releases 1 ms late or more "
-            f"({sum(sm['emulator_late_1ms'] for sm in late):,} in all).", ""]
+            f"({sum(sm['emulator_late_1ms'] for sm in late):,} in all).", ""] + out
 
 
 def render(scenario, profile: str, summaries: list[dict], command: str) -> str:

@@ -213,6 +213,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
         if run.trace != "off" and not job and tcpprobe.states_available():
             states = stack.enter_context(
                 tcpprobe.CaStates(BASE_PORT + 1, BASE_PORT + len(run.flows)))
+        labs = stack.enter_context(leftovers.LabsAlive())
         t0 = time.monotonic()
         events = sorted([(f.start, "flow", f) for f in run.flows] +
                         [(c.at, "change", c) for c in run.schedule] +
@@ -259,6 +260,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
         # forward direction (ab: sender side to receiver side) of every link
         queues = {n: [(round((e.t_us - t0_us) / 1e6, 6), e.qlen, e.event)
                       for e in read_qlog(q) if e.dir == "ab"] for n, q in qlogs.items()}
+    stats["labs_alive_max"] = labs.most
     if trace:
         (outdir / "trace.csv").write_text(trace.text)
     ca = None
@@ -589,4 +591,6 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
         # how late the emulator released packets, every link both ways (docs/DESIGN.md §7.1)
         "emulator_late_max_ms": stats.get("emulator", {}).get("late_max_ms"),
         "emulator_late_1ms": stats.get("emulator", {}).get("late_1ms"),
+        # the most labs alive at once while it ran, this one included: what it shared the host with
+        "labs_alive_max": stats.get("labs_alive_max"),
     }

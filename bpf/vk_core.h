@@ -694,11 +694,12 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 	__u16 epoch = (__u16)(s->now_ms >> VK_PLUS_PROBE_SHIFT);
 	__u64 rate, rate_max;
 	__s32 foreign;
-	int lo, hi;
+	int lo, hi, begun;
 
+	begun = vk_decision_begin(s, d);	/* it zeroes the record's thresholds: first */
 	d->alpha = p->alpha;
 	d->beta = p->beta;
-	if (!vk_decision_begin(s, d)) {
+	if (!begun) {
 		if (st->mode == VK_MODE_PROBE)
 			d->rule = VK_RULE_PROBE;	/* no growth while probing */
 		d->mode = st->mode;

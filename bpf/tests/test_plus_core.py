@@ -27,6 +27,15 @@ def test_delay_band_on_own_backlog_exactly():
     assert (d.rule, d.cwnd, d.mode) == (RULE["DEC"], 33, MODE["DELAY"])
 
 
+def test_the_record_carries_the_band_it_decided_with():
+    """The trace shows alpha and beta for every decision, a Reno round's too (they were
+    zeroed by the round's start before the fix)."""
+    d = decide(Plus(), cwnd=34, rtt=22_000)
+    assert (d.alpha, d.beta) == (3, 3)
+    d = decide(Plus(), cwnd=34, rtt=22_000, cnt_rtt=2)      # too few samples: Reno
+    assert d.rule == RULE["RENO"] and (d.alpha, d.beta) == (3, 3)
+
+
 def test_slow_start_is_the_familys():
     d = decide(Plus(), cwnd=10, rtt=BASE + 100, ssthresh=1000)
     assert d.rule == RULE["SS_GROW"]

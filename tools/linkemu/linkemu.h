@@ -94,7 +94,9 @@ struct link_stats {
 	uint64_t errors;		/* failed reads/writes of a TUN */
 	uint32_t qlen_max;
 	/* releases after their due time: a stalled emulator (a busy host) adds
-	 * delay no controller caused, which delay-based ones read as queue */
+	 * delay no controller caused, which delay-based ones read as queue. A lower
+	 * bound: "now" is taken once before a burst of writes, a scheduled change
+	 * catches up at its own time, and what arrived during a stall waited unread */
 	uint64_t late_max_ns;
 	uint64_t late_1ms;		/* releases 1 ms or more late */
 };

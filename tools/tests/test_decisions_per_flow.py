@@ -69,15 +69,16 @@ def test_report_lists_traced_and_named_repetitions_only():
 
 
 def test_decisions_at_the_beta_in_force_are_counted_by_rule():
-    """diff equal to the beta the previous decision left (a Reno round leaves none and
-    changes nothing): where PIPE decides down and Vegas-A holds."""
+    """diff equal to the beta the previous decision left: where PIPE decides down and
+    Vegas-A holds. The first decision has none before it in the trace; a record with no
+    thresholds (vegas_plus's) changes nothing."""
     p1 = runner.BASE_PORT + 1
 
     def rec(t, rule, diff, beta):
         return _rec(t, p1, rule, max(beta - 2, 0)) | {"diff": diff, "beta": beta}
     recs = [rec(1.0, "inc", 0, 3),            # the first: no beta in force before it
             rec(2.0, "dec_adapt", 3, 2),      # 3 = 3: down (PIPE)
-            rec(3.0, "reno", 5, 0),           # too few samples: beta 2 still in force
+            rec(3.0, "reno", 5, 0),           # no thresholds recorded: beta 2 still in force
             rec(4.0, "hold", 2, 2),           # 2 = 2
             rec(5.0, "dec_adapt", 4, 2)]      # above beta: not a tie
     flows = _flows()

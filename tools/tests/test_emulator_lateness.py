@@ -27,6 +27,9 @@ def test_the_report_line_gives_median_and_worst_and_how_many_were_hit():
            for v, n in ((0.3, 0), (0.5, 0), (21.7, 40))] + [{"run": "older"}]
     line = report.emulator_line(sms)[0]
     assert "0.5 ms late in median, 21.7 ms at most, over 3 repetitions" in line
+    # none hit: said so, not left out
+    calm = report.emulator_line(sms[:2])[0]
+    assert "0.4 ms late in median" in calm and "0 had releases 1 ms late or more (0 in all)" in calm
     assert "1 had releases 1 ms late or more (40 in all)" in line
     assert report.emulator_line([{"run": "older"}]) == []
 
@@ -50,5 +53,6 @@ def test_the_report_says_how_many_runs_shared_the_host():
     sms = [{"labs_alive_max": n, "emulator_late_max_ms": 0.2, "emulator_late_1ms": 0}
            for n in (1, 4, 4, 31)]
     lines = report.emulator_line(sms)
-    assert any("Runs at once (labs alive together, this one included, the most during a "
-               "repetition): 4 in median, 31 at most, over 4 repetitions." in ln for ln in lines)
+    assert any("Labs alive at once (runs, tests and benches, this run's included; the most "
+               "during a repetition): 4 in median, 31 at most, over 4 repetitions." in ln
+               for ln in lines)

@@ -176,8 +176,9 @@ def tracing_section(t: dict) -> list[str]:
              f"Method: {t['rounds']} rounds of {t['seconds']:g} s full-speed veth flows, untraced, "
              "decisions traced and every ACK and decision traced, order reversed every other "
              "round; cost = 1 - traced / untraced throughput within a round; CPU cost = the "
-             "host's CPU per GB traced / untraced - 1, the tracer's own work included. "
-             "Median [interval].",
+             "host's CPU per GB traced / untraced - 1, the tracer's own work included. The "
+             "kernel's BPF statistics are on in every mode (for the direct measure below), as "
+             "they were not in runs before 2026-11-27. Median [interval].",
              "", "| offloads | untraced Gbit/s | decisions: cost | all: cost | decisions: CPU cost "
              "| all: CPU cost | records per run (all) | lost (all, in all) |",
              "|---|---|---|---|---|---|---|---|"]

@@ -162,16 +162,24 @@ def labs_alive() -> int:
 
 class LabsAlive:
     """The most labs alive at once over a with-block, sampled every `every` seconds: what
-    a run shared the host with (docs/DESIGN.md §7.1)."""
+    a run shared the host with (docs/DESIGN.md §7.1). Any lab counts (a run's, a test's,
+    a bench's, a dead process's not yet swept). A sample that cannot list the namespaces
+    is skipped: the count is a record, never a reason for a run to fail."""
 
     def __init__(self, every: float = 2.0):
         self.every, self.most = every, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
+    def _count(self) -> None:
+        try:
+            self.most = max(self.most, labs_alive())
+        except OSError:
+            pass
+
     def _sample(self) -> None:
         while True:
-            self.most = max(self.most, labs_alive())
+            self._count()
             if self._stop.wait(self.every):
                 return
 
@@ -182,7 +190,7 @@ class LabsAlive:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
-        self.most = max(self.most, labs_alive())
+        self._count()
 
 
 def registered() -> set[str]:

@@ -113,9 +113,12 @@ def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
            "left it above its first value, in seconds from the run's start. baseRTT: the "
            "smallest the controller held (never below the path's RTT unless a sample was "
            "early), and its time-weighted mean (above the smallest when the flow learned it "
-           "behind a queue and kept it). By rule, \"at diff = beta\": those taken with diff "
-           "equal to the beta in force, the tie PIPE decides down and Vegas-A holds at "
-           "(docs/DESIGN.md §3.6).", "",
+           "behind a queue and kept it). By rule, \"at diff = beta\": those whose traced "
+           "diff equalled the beta the flow's previous decision left. With the papers' "
+           "arithmetic (vegas_a's and pipe's default) and Linux's (vegas) that is the tie "
+           "PIPE decides down and Vegas-A holds at (docs/DESIGN.md §3.6); with "
+           "`semantics=exact` the traced diff is rounded down, so it also counts diffs just "
+           "above beta.", "",
            "| run | rep | flow | start (s) | lifetime mean (bit/s) | RTT min (ms) | "
            "baseRTT min, mean (ms) | decisions | by rule | alpha first, max, last, mean | alpha rose at (s) |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -162,19 +165,19 @@ def emulator_line(summaries: list[dict]) -> list[str]:
     """How late the link emulator released packets, and how many labs shared the host,
     over the repetitions that counted them."""
     out = []
-    labs = sorted(sm["labs_alive_max"] for sm in summaries if sm.get("labs_alive_max"))
+    labs = [sm["labs_alive_max"] for sm in summaries if sm.get("labs_alive_max")]
     if labs:
-        out = [f"Runs at once (labs alive together, this one included, the most during a "
-               f"repetition): {labs[len(labs) // 2]} in median, {labs[-1]} at most, over "
-               f"{len(labs)} repetition{'s' * (len(labs) > 1)}.", ""]
+        out = [f"Labs alive at once (runs, tests and benches, this run's included; the most "
+               f"during a repetition): {statistics.median(labs):g} in median, {max(labs)} at "
+               f"most, over {len(labs)} repetition{'s' * (len(labs) > 1)}.", ""]
     late = [sm for sm in summaries if sm.get("emulator_late_max_ms") is not None]
     if not late:
         return out
-    worst = sorted(sm["emulator_late_max_ms"] for sm in late)
+    worst = [sm["emulator_late_max_ms"] for sm in late]
     hit = [sm for sm in late if sm["emulator_late_1ms"]]
     return [f"The link emulator's timing (every link, both ways; docs/DESIGN.md §7.1): its "
-            f"latest release in a repetition was {worst[len(worst) // 2]:g} ms late in median, "
-            f"{worst[-1]:g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "
+            f"latest release in a repetition was {statistics.median(worst):g} ms late in median, "
+            f"{max(worst):g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "
             f"{len(hit)} had releases 1 ms late or more "
             f"({sum(sm['emulator_late_1ms'] for sm in late):,} in all).", ""] + out
 

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import resource
 import signal
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 
 from vegaskit import paths
 
@@ -32,12 +34,23 @@ def parse_csv(text: str) -> list[dict]:
     return rows
 
 
+def _cpu_s(pid: int) -> float:
+    """A live process's user + system time so far (/proc/PID/stat), 0 if it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")   # utime, stime
+
+
 class Trace:
     """Runs `vegasctl trace ARGS` until the with-block ends (SIGINT), then parses it.
 
-    `cpu_s`: the tracer's CPU time (user + system) from start to exit, read as the
-    growth of this process's reaped children's usage while it is reaped; exact when no
-    other child of this process is reaped meanwhile (the bench's single thread).
+    `cpu_s`: the tracer's CPU time (user + system) from the moment tracing was on (its
+    header line) to its exit, its final drain included: its whole usage, read as the
+    growth of this process's reaped children's usage while it is reaped (exact when no
+    other child is reaped meanwhile: the bench's single thread), less what it had used
+    by then (/proc), so that starting it is not counted.
 
     `env`: the tracer's environment; a Lab's owner_env() lets its sweep find a
     tracer whose owner was killed."""
@@ -70,6 +83,7 @@ class Trace:
         if not self.header.startswith("time_s,"):
             self.proc.kill()
             raise RuntimeError(f"vegasctl trace: unexpected output {self.header!r}")
+        self._cpu_at_start = _cpu_s(self.proc.pid)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -82,7 +96,8 @@ class Trace:
             self.proc.kill()
             _, self.stderr = self.proc.communicate()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        self.cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        self.cpu_s = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime) \
+            - self._cpu_at_start
         self._out.seek(0)
         self.text = self._out.read()
         self._out.close()

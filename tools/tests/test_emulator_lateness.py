@@ -56,3 +56,14 @@ def test_the_report_says_how_many_runs_shared_the_host():
     assert any("Labs alive at once (runs, tests and benches, this run's included; the most "
                "during a repetition): 4 in median, 31 at most, over 4 repetitions." in ln
                for ln in lines)
+
+
+def test_a_batch_past_the_validated_runs_at_once_is_warned(tmp_path, monkeypatch):
+    from vegaskit.testbed import leftovers
+    monkeypatch.setattr(leftovers, "NETNS_DIR", str(tmp_path))
+    assert leftovers.budget_warning(4) is None                  # alone on the host: within
+    (tmp_path / "vk12x0a1b-r1").touch()
+    assert leftovers.budget_warning(3) is None                  # 1 + 3
+    warn = leftovers.budget_warning(4)
+    assert warn.startswith("warning: 4 runs at once beside 1 lab already alive passes the 4")
+    assert "\n" not in warn

@@ -352,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as e:
         print(f"testbed: {e}", file=sys.stderr)
         return 2
+    if (warn := leftovers.budget_warning(a.jobs)):
+        print(f"testbed: {warn}", file=sys.stderr)
     sigterm_unwinds()
     try:
         execute(plans, a.profile, a.out, a.reps, a.jobs, whole=not a.runs,

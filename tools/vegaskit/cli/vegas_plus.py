@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vegaskit import paths
 from vegaskit.proc import sigterm_unwinds
-from vegaskit.testbed import runner
+from vegaskit.testbed import leftovers, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.vegasplus import cases, report
 
@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     except (RuntimeError, ScenarioError) as e:
         print(f"vegas-plus: {e}", file=sys.stderr)
         return 2
+    if (warn := leftovers.budget_warning(a.jobs)):
+        print(f"vegas-plus: {warn}", file=sys.stderr)
     sigterm_unwinds()
     try:
         results.execute(plans, report.PROFILE, base, a.reps, a.jobs,

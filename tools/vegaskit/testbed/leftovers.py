@@ -160,6 +160,21 @@ def labs_alive() -> int:
     return len({NAME_RE.match(n).group(0) for n in owned_namespaces()})
 
 
+VALIDATED_AT_ONCE = 4     # runs at once `make concurrency` found changing nothing
+
+
+def budget_warning(jobs: int) -> str | None:
+    """A line for stderr when this batch's runs and the labs already alive pass the
+    runs at once that were validated (docs/DESIGN.md §7.1, decision 41); None within it."""
+    alive = labs_alive()
+    if alive + jobs <= VALIDATED_AT_ONCE:
+        return None
+    return (f"warning: {jobs} run{'s' * (jobs > 1)} at once beside {alive} lab"
+            f"{'s' * (alive != 1)} already alive passes the {VALIDATED_AT_ONCE} runs at once "
+            "make concurrency validated (docs/DESIGN.md decision 41); each report says how "
+            "many shared the host")
+
+
 class LabsAlive:
     """The most labs alive at once over a with-block, sampled every `every` seconds: what
     a run shared the host with (docs/DESIGN.md §7.1). Any lab counts (a run's, a test's,

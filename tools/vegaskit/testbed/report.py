@@ -176,8 +176,8 @@ def emulator_line(summaries: list[dict]) -> list[str]:
     worst = [sm["emulator_late_max_ms"] for sm in late]
     hit = [sm for sm in late if sm["emulator_late_1ms"]]
     return [f"The link emulator's timing (every link, both ways; docs/DESIGN.md §7.1): its "
-            f"latest release in a repetition was {statistics.median(worst):g} ms late in median, "
-            f"{max(worst):g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "
+            f"latest release in a repetition was {statistics.median(worst):.3g} ms late in median, "
+            f"{max(worst):.3g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "
             f"{len(hit)} had releases 1 ms late or more "
             f"({sum(sm['emulator_late_1ms'] for sm in late):,} in all).", ""] + out
 

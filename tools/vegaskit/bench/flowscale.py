@@ -61,8 +61,7 @@ def run(rounds: int, seconds: float, counts: tuple[int, ...] = (1, 10, 100, 1000
                     with bpfstats.enabled():
                         before = bpfstats.run_stats(progs)
                         cpu_per_gb, acks = flows_at_once(lab, p, cc, n, seconds, port)
-                        after = bpfstats.run_stats(progs)
-                    ns = sum(after[op][0] - before[op][0] for op in after)
+                        ns = bpfstats.run_ns(progs, before)
                     per_ack[n].append(ns / max(acks, 1))
                 else:
                     cpu_per_gb, _ = flows_at_once(lab, p, cc, n, seconds, port)

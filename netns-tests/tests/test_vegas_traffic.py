@@ -82,8 +82,10 @@ def test_vegas_fills_link_with_small_queue_and_no_loss(reno_run):
     alpha, beta = 2, 4
     q = queue_mean(run, 2, SECONDS)
     assert run.flow.bps_received >= 0.90 * RATE, run.flow.bps_received
-    assert run.flow.retransmits == 0
-    assert run.drops == 0
+    # no loss: the bottleneck dropped nothing. Not the sender's retransmission
+    # count: with an RTT of a few ms, a host stall of 10 ms or more fires a tail
+    # loss probe; a clean-clone CI run saw 7 retransmissions with 0 drops.
+    assert run.drops == 0, (run.drops, run.flow.retransmits)
     assert q <= beta + 2, f"Vegas standing queue {q:.1f} pkts, alpha..beta = {alpha}..{beta}"
     assert q >= 0.5, "no standing queue at all: Vegas is not probing"
 

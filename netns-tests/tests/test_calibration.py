@@ -266,7 +266,7 @@ def test_delay_drop_never_reorders(how):
     assert 200 < sum(d > 150 for d in owd_ms) < count - 200, "change not mid-run"
 
 
-def test_a_packet_waits_its_delay_from_its_own_arrival_when_reads_run_late(monkeypatch):
+def test_a_packet_waits_its_delay_from_its_own_arrival_when_reads_run_late(monkeypatch, tmp_path):
     """linkemu reads a wake-up's packets in one loop. A packet that comes while that loop
     runs (the process lost its CPU mid-batch; LINKEMU_READ_STALL_US stands in, 10 ms after
     a wake-up's first read) must still wait its whole delay from its own arrival. Stamped
@@ -276,7 +276,7 @@ def test_a_packet_waits_its_delay_from_its_own_arrival_when_reads_run_late(monke
     monkeypatch.setenv("LINKEMU_READ_STALL_US", "10000")
     delay_us, count = 20_000, 60
     with Lab() as lab:
-        path = two_hosts(lab, LinkParams(delay_us=delay_us))
+        path = two_hosts(lab, LinkParams(delay_us=delay_us), qlog=tmp_path / "q.csv")
         rx = probe_recv(lab, path.b, 9000, idle=1.0, max_wait=20)
         tx = probe_send(lab, path.a, path.addr_b, 9000, count, 1000, size=100)
         probe_result(tx, timeout=20)
@@ -286,6 +286,12 @@ def test_a_packet_waits_its_delay_from_its_own_arrival_when_reads_run_late(monke
     # the emulator counts its own lateness: releases due while it slept left after it (a
     # lower bound on a stall: what arrived meanwhile waited unread, which it cannot see)
     assert stats["ab"]["late_max_us"] > 1_000 and stats["ab"]["late_1ms"] > 0, stats["ab"]
+    # and logs each of those with its time and how late it was
+    late = [e for e in read_qlog(tmp_path / "q.csv") if e.event == "late"]
+    assert len(late) == stats["ab"]["late_1ms"] + stats["ba"]["late_1ms"], late
+    assert all(e.late_us >= 1_000 for e in late), late
+    assert int(stats["ab"]["late_max_us"]) == max(e.late_us for e in late if e.dir == "ab")
+    assert path.link.t0_us <= late[0].t_us, (path.link.t0_us, late[0])
     # send_ns is taken before the datagram leaves, recv_ns after it arrived: no link that
     # holds each packet its delay can give less
     owd_us = [(r - s) / 1e3 for s, r in zip(got["send_ns"], got["recv_ns"])]

@@ -109,8 +109,21 @@ static bool ring_grow(struct ring *r)
 static void qlog(struct dir *d, uint64_t t_ns, const char *event)
 {
 	if (d->qlog)
-		fprintf(d->qlog, "%" PRIu64 ",%s,%u,%s\n", t_ns / NSEC_PER_USEC, d->name,
+		fprintf(d->qlog, "%" PRIu64 ",%s,%u,%s,\n", t_ns / NSEC_PER_USEC, d->name,
 			d->waiting, event);
+}
+
+/*
+ * A release 1 ms or more late, with its time: the counters say how late the
+ * emulator ran, the log says when, which is what decides whether a stall
+ * spoiled a run: one while a flow learns its base RTT lasts the whole run
+ * (docs/DESIGN.md §7.1).
+ */
+static void qlog_late(struct dir *d, uint64_t now, uint64_t late)
+{
+	if (d->qlog)
+		fprintf(d->qlog, "%" PRIu64 ",%s,%u,late,%" PRIu64 "\n", now / NSEC_PER_USEC,
+			d->name, d->waiting, late / NSEC_PER_USEC);
 }
 
 static uint64_t ser_ns(const struct dir *d, uint32_t len)
@@ -188,8 +201,10 @@ static void release_due(struct dir *d, uint64_t now)
 
 			if (late > d->st.late_max_ns)
 				d->st.late_max_ns = late;
-			if (late >= NSEC_PER_MSEC)
+			if (late >= NSEC_PER_MSEC) {
 				d->st.late_1ms++;
+				qlog_late(d, now, late);
+			}
 			d->inflight--;
 			if (write(d->out_fd, p->data, p->len) == (ssize_t)p->len) {
 				d->st.pkts_out++;

@@ -55,9 +55,10 @@ static const char usage[] =
 "      --ctl PATH       control socket (unix datagram) for live changes; one\n"
 "                       command per datagram: \"DIR SPEC\" or \"stats\"; the\n"
 "                       sender, if bound, gets \"ok\", \"err: why\" or the JSON\n"
-"      --qlog PATH      per-packet queue log, CSV t_us,dir,qlen_pkts,event\n"
-"                       (event: enq, deq, drop, loss; qlen excludes the packet\n"
-"                       being serialized; t_us is CLOCK_MONOTONIC)\n"
+"      --qlog PATH      per-packet queue log, CSV t_us,dir,qlen_pkts,event,late_us\n"
+"                       (event: enq, deq, drop, loss, or late: a release 1 ms or\n"
+"                       more late, by late_us, empty for the others; qlen excludes\n"
+"                       the packet being serialized; t_us is CLOCK_MONOTONIC)\n"
 "      --stats PATH     also write the final counters (JSON) to PATH\n"
 "      --max-spin-us N  busy-poll at most N us before a release, to beat timer\n"
 "                       wake-up latency (default 500; 0: never spin)\n"
@@ -501,7 +502,7 @@ int main(int argc, char **argv)
 			die("%s: %s", o.qlog, strerror(errno));
 		/* Two lines per packet: buffer well, flush about once a second. */
 		setvbuf(qlog, NULL, _IOFBF, 1 << 20);
-		fputs("t_us,dir,qlen_pkts,event\n", qlog);
+		fputs("t_us,dir,qlen_pkts,event,late_us\n", qlog);
 	}
 
 	for (i = 0; i < 2; i++) {

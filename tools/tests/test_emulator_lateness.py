@@ -1,9 +1,11 @@
-"""The link emulator's lateness, as a run's summary and its report give it (runner,
-report): the counters linkemu keeps per direction, taken over every link. That
-linkemu counts a real stall: netns-tests/tests/test_calibration.py."""
+"""The link emulator's lateness, as a run's summary and its report give it (lateness,
+report): the counters linkemu keeps per direction, taken over every link, and the
+late releases its queue log times. That linkemu counts and logs a real stall:
+netns-tests/tests/test_calibration.py."""
 import time
 
-from vegaskit.testbed import report, runner
+from vegaskit.testbed import lateness, report
+from vegaskit.testbed.linkemu import QEvent, read_qlog
 
 
 def _link(ab_late_us: float, ab_n: int, ba_late_us: float, ba_n: int) -> dict:
@@ -12,14 +14,39 @@ def _link(ab_late_us: float, ab_n: int, ba_late_us: float, ba_n: int) -> dict:
 
 
 def test_the_latest_release_and_the_late_ones_over_every_link_and_direction():
-    got = runner.emulator_lateness([_link(120.0, 0, 80.0, 0), _link(900.5, 0, 14_250.0, 3)])
+    got = lateness.emulator_lateness([_link(120.0, 0, 80.0, 0), _link(900.5, 0, 14_250.0, 3)])
     assert got == {"late_max_ms": 14.25, "late_1ms": 3}
 
 
 def test_an_emulator_that_did_not_count_gives_none():
     # a run's stats from before linkemu counted lateness (or a link without it)
-    assert runner.emulator_lateness([{"ab": {"pkts_in": 1}, "ba": {"pkts_in": 1}}]) == \
+    assert lateness.emulator_lateness([{"ab": {"pkts_in": 1}, "ba": {"pkts_in": 1}}]) == \
         {"late_max_ms": None, "late_1ms": None}
+
+
+def test_a_queue_log_line_carries_its_lateness_only_when_late(tmp_path):
+    q = tmp_path / "q.csv"
+    q.write_text("t_us,dir,qlen_pkts,event,late_us\n"
+                 "1000,ab,0,enq,\n" "2000,ba,3,late,14250\n")
+    assert read_qlog(q) == [QEvent(1000, "ab", 0, "enq", 0), QEvent(2000, "ba", 3, "late", 14250)]
+
+
+def test_late_releases_are_timed_from_the_run_start_over_every_link():
+    t0_us = 5_000_000
+    events = {"bottleneck": [QEvent(t0_us + 7_500_000, "ab", 2, "late", 3_000),
+                             QEvent(t0_us + 100, "ab", 2, "enq")],
+              "s1": [QEvent(t0_us + 1_250_000, "ba", 0, "late", 21_700)]}
+    assert lateness.late_releases(events, t0_us) == [(1.25, "s1", "ba", 21.7),
+                                                     (7.5, "bottleneck", "ab", 3.0)]
+
+
+def test_early_lateness_counts_only_each_flows_first_seconds():
+    late = [(1.25, "s1", "ba", 21.7), (7.5, "bottleneck", "ab", 3.0), (40.0, "d2", "ab", 9.0)]
+    assert lateness.early_max(late, [0.0]) == 21.7
+    assert lateness.early_max(late, [3.0]) == 3.0               # 1.25 s is before it started
+    assert lateness.early_max(late, [3.0, 36.0]) == 9.0         # the second flow's start
+    assert lateness.early_max(late, [10.0]) == 0.0              # none then: 0, not unknown
+    assert lateness.early_max(None, [0.0]) is None              # an emulator that logged none
 
 
 def test_the_report_line_gives_median_and_worst_and_how_many_were_hit():
@@ -32,6 +59,15 @@ def test_the_report_line_gives_median_and_worst_and_how_many_were_hit():
     assert "0.4 ms late in median" in calm and "0 had releases 1 ms late or more (0 in all)" in calm
     assert "1 had releases 1 ms late or more (40 in all)" in line
     assert report.emulator_line([{"run": "older"}]) == []
+    assert "first" not in line                                  # runs that logged no times
+
+
+def test_the_report_line_says_how_late_the_flows_first_seconds_were():
+    sms = [{"emulator_late_max_ms": 9.0, "emulator_late_1ms": 4, "emulator_late_early_max_ms": v}
+           for v in (0.0, 1.5, 8.25)]
+    line = report.emulator_line(sms)[0]
+    assert (f"In the first {lateness.EARLY_S:g} s of each flow, where it takes its base RTT, the "
+            "latest was 1.5 ms in median, 8.25 ms at most (over 3).") in line
 
 
 def test_labs_alive_counts_owner_marks_not_namespaces(tmp_path, monkeypatch):

@@ -77,13 +77,14 @@ class QEvent:
     t_us: int           # CLOCK_MONOTONIC
     dir: str            # ab | ba
     qlen: int
-    event: str          # enq | deq | drop | loss
+    event: str          # enq | deq | drop | loss | late (a release 1 ms or more late)
+    late_us: int = 0    # how late, for a late event
 
 
 def read_qlog(path: str | os.PathLike) -> list[QEvent]:
     with open(path) as f:
         next(f, None)                       # header
-        return [QEvent(int(t), d, int(q), e) for t, d, q, e in
+        return [QEvent(int(t), d, int(q), e, int(late or 0)) for t, d, q, e, late in
                 (line.rstrip("\n").split(",") for line in f if line.strip())]
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from vegaskit.analysis import figures
 
+from .lateness import EARLY_S
+
 
 def num(v) -> str:
     if v is None:
@@ -175,11 +177,16 @@ def emulator_line(summaries: list[dict]) -> list[str]:
         return out
     worst = [sm["emulator_late_max_ms"] for sm in late]
     hit = [sm for sm in late if sm["emulator_late_1ms"]]
+    early = [sm["emulator_late_early_max_ms"] for sm in late
+             if sm.get("emulator_late_early_max_ms") is not None]
+    when = (f" In the first {EARLY_S:g} s of each flow, where it takes its base RTT, the latest "
+            f"was {statistics.median(early):.3g} ms in median, {max(early):.3g} ms at most "
+            f"(over {len(early)})." if early else "")
     return [f"The link emulator's timing (every link, both ways; docs/DESIGN.md §7.1): its "
             f"latest release in a repetition was {statistics.median(worst):.3g} ms late in median, "
             f"{max(worst):.3g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "
             f"{len(hit)} had releases 1 ms late or more "
-            f"({sum(sm['emulator_late_1ms'] for sm in late):,} in all).", ""] + out
+            f"({sum(sm['emulator_late_1ms'] for sm in late):,} in all).{when}", ""] + out
 
 
 def render(scenario, profile: str, summaries: list[dict], command: str) -> str:

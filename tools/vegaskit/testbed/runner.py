@@ -4,6 +4,7 @@
         flows.csv     per-flow, per-interval throughput, cwnd, RTT, retransmissions (iperf3)
         queue.csv     bottleneck queue (R1 -> R2), every change, packets
                       (every link's forward queue is summarised in summary.json)
+        late.csv      the emulator's releases 1 ms or more late, every link both ways
         trace.csv     per-RTT decisions of vegaskit controllers (vegasctl trace)
         castates.csv  every sender's congestion-state changes and retransmissions
                       (tcp:tcp_cong_state_set, tcp:tcp_retransmit_skb; one run at a time)
@@ -29,7 +30,7 @@ from pathlib import Path
 from vegaskit import intf
 from vegaskit.analysis import metrics
 
-from . import iperf, leftovers, tcpprobe, topology
+from . import iperf, lateness, leftovers, tcpprobe, topology
 from .linkemu import read_qlog
 from .netns import Lab
 from .scenario import Run
@@ -254,12 +255,15 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             th.join()
         t_end = time.monotonic() - t0
         stats = db.bottleneck.stop()
-        stats["emulator"] = emulator_lateness(
+        stats["emulator"] = lateness.emulator_lateness(
             [stats] + [db.links[name].stop() for name in link_names[1:]])
         t0_us = t0 * 1e6
+        events = {n: read_qlog(q) for n, q in qlogs.items()}
         # forward direction (ab: sender side to receiver side) of every link
         queues = {n: [(round((e.t_us - t0_us) / 1e6, 6), e.qlen, e.event)
-                      for e in read_qlog(q) if e.dir == "ab"] for n, q in qlogs.items()}
+                      for e in ev if e.dir == "ab" and e.event != "late"]
+                  for n, ev in events.items()}
+        stats["late"] = lateness.late_releases(events, t0_us)
     stats["labs_alive_max"] = labs.most
     if trace:
         (outdir / "trace.csv").write_text(trace.text)
@@ -271,18 +275,6 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             w.writerow(["t_s", "sport", "dport", "event", "state"])     # event: state, retx
             w.writerows(ca)
     return write(run, outdir, results, started, queues, stats, t_end, trace, t0, plots, ca)
-
-
-def emulator_lateness(links: list[dict]) -> dict:
-    """The latest release and the releases 1 ms or more late, over every direction of
-    every link's final counters (linkemu's late_max_us, late_1ms): a stalled emulator
-    adds delay that a delay-based controller reads as queue. None where the emulator
-    did not count them."""
-    dirs = [ln[d] for ln in links for d in ("ab", "ba") if "late_max_us" in ln.get(d, {})]
-    if not dirs:
-        return {"late_max_ms": None, "late_1ms": None}
-    return {"late_max_ms": round(max(d["late_max_us"] for d in dirs) / 1000, 3),
-            "late_1ms": sum(d["late_1ms"] for d in dirs)}
 
 
 def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
@@ -304,6 +296,11 @@ def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
         w = csv.writer(fh)
         w.writerow(["t_s", "qlen_pkts", "event"])     # event: enq, deq, drop, loss
         w.writerows(queues["bottleneck"])
+    if "late" in stats:
+        with open(outdir / "late.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["t_s", "link", "dir", "late_ms"])
+            w.writerows(stats["late"])
     summary = summarize(run, results, started, queues, stats, t_end)
     if ca is not None:
         ca_per_flow(summary["flows"], ca)
@@ -591,6 +588,8 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
         # how late the emulator released packets, every link both ways (docs/DESIGN.md §7.1)
         "emulator_late_max_ms": stats.get("emulator", {}).get("late_max_ms"),
         "emulator_late_1ms": stats.get("emulator", {}).get("late_1ms"),
+        # the same in each flow's first seconds, while it takes its smallest RTT samples
+        "emulator_late_early_max_ms": lateness.early_max(stats.get("late"), started.values()),
         # the most labs alive at once while it ran, this one included: what it shared the host with
         "labs_alive_max": stats.get("labs_alive_max"),
     }

@@ -568,12 +568,25 @@ def test_sigint_exits_cleanly_with_counters():
         assert r.returncode != 0, "TUN device outlived its linkemu"
 
 
+def test_fifo_runs_the_emulator_under_sched_fifo_and_it_still_carries_packets():
+    """--fifo: a release then waits for no ordinary task (docs/DESIGN.md §7.1)."""
+    with Lab() as lab:
+        path = two_hosts(lab, LinkParams(delay_us=1000), fifo=10)
+        assert os.sched_getscheduler(path.link.proc.pid) == os.SCHED_FIFO
+        assert os.sched_getparam(path.link.proc.pid).sched_priority == 10
+        ping_rtts_ms(path.a, path.addr_b, count=2, gap=0)
+        stats = path.link.stop()
+    assert stats["ab"]["pkts_out"] == stats["ba"]["pkts_out"] == 2
+
+
 @pytest.mark.reliability("bad_input")
 def test_bad_arguments_exit_2_with_one_line():
     for argv in (["-a", "x:y"], ["-a", "x:y", "-b", "z:w", "--ab", "rate_bps=fast"],
                  ["-a", "x:y", "-b", "z:w", "--at", "1:up:delay_us=5"],
                  ["-a", "x:y", "-b", "z:w", "--ab", "loss=1.5"],
-                 ["-a", "x:y", "-b", "z:w", "--ab", "spare_retx=2"], ["--nope"]):
+                 ["-a", "x:y", "-b", "z:w", "--ab", "spare_retx=2"],
+                 ["-a", "x:y", "-b", "z:w", "--fifo", "0"], ["-a", "x:y", "-b", "z:w", "--fifo", "100"],
+                 ["--nope"]):
         reliability.case()
         r = subprocess.run([str(LINKEMU), *argv], capture_output=True, text=True, timeout=5)
         assert r.returncode == 2, (argv, r.stderr)

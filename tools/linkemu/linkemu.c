@@ -62,6 +62,8 @@ static const char usage[] =
 "      --stats PATH     also write the final counters (JSON) to PATH\n"
 "      --max-spin-us N  busy-poll at most N us before a release, to beat timer\n"
 "                       wake-up latency (default 500; 0: never spin)\n"
+"      --fifo PRIO      run under SCHED_FIFO at PRIO (1..99): a wake-up then waits\n"
+"                       for no ordinary task (default: the ordinary policy)\n"
 "SPEC is key=value[,key=value]...:\n"
 "  rate_bps    IP-packet bits per second (k/M/G suffixes ok), 0 = unlimited (default)\n"
 "  delay_us    one-way propagation delay, microseconds (default 0)\n"
@@ -88,6 +90,7 @@ struct opts {
 	uint64_t seed;
 	const char *ctl, *qlog, *stats;
 	uint64_t max_spin_ns;
+	int fifo;			/* SCHED_FIFO priority, 0: the default policy */
 	struct param_update init[3];	/* both, ab, ba, in that order */
 	struct change changes[MAX_CHANGES];
 	unsigned int nchanges;
@@ -251,7 +254,7 @@ static void read_stall_from_env(void)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_BOTH = 256, O_AB, O_BA, O_AT, O_MTU, O_SEED, O_CTL, O_QLOG, O_STATS,
-	       O_SPIN };
+	       O_SPIN, O_FIFO };
 	static const struct option longopts[] = {
 		{ "side-a", required_argument, NULL, 'a' },
 		{ "side-b", required_argument, NULL, 'b' },
@@ -265,6 +268,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "qlog", required_argument, NULL, O_QLOG },
 		{ "stats", required_argument, NULL, O_STATS },
 		{ "max-spin-us", required_argument, NULL, O_SPIN },
+		{ "fifo", required_argument, NULL, O_FIFO },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -322,6 +326,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			if (errno || end == optarg || *end || v > 100000)
 				usage_error("--max-spin-us %s: expected 0..100000", optarg);
 			o->max_spin_ns = v * NSEC_PER_USEC;
+			break;
+		case O_FIFO:
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 99)
+				usage_error("--fifo %s: expected a priority 1..99", optarg);
+			o->fifo = (int)v;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -478,6 +489,12 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &o);
 	read_stall_from_env();
+	if (o.fifo) {
+		struct sched_param sp = { .sched_priority = o.fifo };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			die("--fifo %d: %s", o.fifo, strerror(errno));
+	}
 	sort_changes(&o);
 
 	/* Stats go to a pipe the caller may have closed: EPIPE, not death. */

@@ -27,11 +27,9 @@ def late_releases(events: dict[str, list[QEvent]], t0_us: float) -> list[tuple]:
                   for name, evs in events.items() for e in evs if e.event == "late")
 
 
-def early_max(late: list[tuple] | None, starts) -> float | None:
+def early_max(late: list[tuple], starts) -> float:
     """The latest release (ms) in the EARLY_S seconds after any flow's start (seconds
-    since t0): a stall there is no transient. 0 when none was 1 ms late then; None
-    where the emulator logged no lateness."""
-    if late is None:
-        return None
+    since t0), of those late_releases() gives: a stall there is no transient. 0 when
+    none was 1 ms late then."""
     return max((ms for t, _, _, ms in late if any(s <= t < s + EARLY_S for s in starts)),
                default=0.0)

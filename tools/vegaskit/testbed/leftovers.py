@@ -28,11 +28,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 from vegaskit import paths
 from vegaskit.proc import sh
+
+from .sampler import Sampler
 
 NETNS_DIR = "/var/run/netns"
 LEDGER_DIR = Path("/run/vegaskit-labs")
@@ -175,37 +176,23 @@ def budget_warning(jobs: int) -> str | None:
             "many shared the host")
 
 
-class LabsAlive:
-    """The most labs alive at once over a with-block, sampled every `every` seconds: what
-    a run shared the host with (docs/DESIGN.md §7.1). Any lab counts (a run's, a test's,
-    a bench's, a dead process's not yet swept). A sample that cannot list the namespaces
-    is skipped: the count is a record, never a reason for a run to fail."""
+class LabsAlive(Sampler):
+    """The most labs alive at once over a with-block, sampled every `every` seconds and at
+    its end: what a run shared the host with (docs/DESIGN.md §7.1). Any lab counts (a
+    run's, a test's, a bench's, a dead process's not yet swept). A sample that cannot list
+    the namespaces is skipped: the count is a record, never a reason for a run to fail."""
+
+    final = True
 
     def __init__(self, every: float = 2.0):
-        self.every, self.most = every, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
+        super().__init__(every)
+        self.most = 0
 
-    def _count(self) -> None:
+    def sample(self) -> None:
         try:
             self.most = max(self.most, labs_alive())
         except OSError:
             pass
-
-    def _sample(self) -> None:
-        while True:
-            self._count()
-            if self._stop.wait(self.every):
-                return
-
-    def __enter__(self) -> "LabsAlive":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._count()
 
 
 def registered() -> set[str]:

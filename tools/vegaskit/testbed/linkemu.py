@@ -107,11 +107,14 @@ class Link:
               ab: LinkParams, ba: LinkParams | None = None, schedule: list[Change] = (),
               qlog: str | os.PathLike | None = None, seed: int = 1, mtu: int = 1500,
               stats_file: str | os.PathLike | None = None, max_spin_us: int | None = None,
-              timeout: float = 5.0) -> "Link":
+              fifo: int | None = None, timeout: float = 5.0) -> "Link":
         """Start the emulator and wait until both TUN devices are up (no addresses yet).
 
-        `ba` defaults to `ab`. Scheduled times count from readiness (t0_us).
+        `ba` defaults to `ab`. Scheduled times count from readiness (t0_us). `fifo`: run it
+        under SCHED_FIFO at that priority; None: VK_LINKEMU_FIFO's, or the ordinary policy.
         """
+        if fifo is None:
+            fifo = int(os.environ.get("VK_LINKEMU_FIFO") or 0)
         if not LINKEMU.exists():
             raise RuntimeError(f"{LINKEMU} missing: run `make build/linkemu`")
         ba = ab if ba is None else ba
@@ -127,6 +130,8 @@ class Link:
             argv += ["--stats", str(stats_file)]
         if max_spin_us is not None:
             argv += ["--max-spin-us", str(max_spin_us)]
+        if fifo:
+            argv += ["--fifo", str(fifo)]
         # linkemu does its own setns(); it runs in the root namespace.
         proc = lab.spawn(None, argv)
         line = _read_line(proc, timeout)

@@ -255,16 +255,17 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             th.join()
         t_end = time.monotonic() - t0
         stats = db.bottleneck.stop()
-        stats["emulator"] = lateness.emulator_lateness(
-            [stats] + [db.links[name].stop() for name in link_names[1:]])
+        # what the run shared the host with, and how late the emulator ran (§7.1)
+        host = {"emulator": lateness.emulator_lateness(
+            [stats] + [db.links[name].stop() for name in link_names[1:]])}
         t0_us = t0 * 1e6
         events = {n: read_qlog(q) for n, q in qlogs.items()}
         # forward direction (ab: sender side to receiver side) of every link
         queues = {n: [(round((e.t_us - t0_us) / 1e6, 6), e.qlen, e.event)
                       for e in ev if e.dir == "ab" and e.event != "late"]
                   for n, ev in events.items()}
-        stats["late"] = lateness.late_releases(events, t0_us)
-    stats["labs_alive_max"] = labs.most
+        host["late"] = lateness.late_releases(events, t0_us)
+    host["labs_alive_max"] = labs.most
     if trace:
         (outdir / "trace.csv").write_text(trace.text)
     ca = None
@@ -274,10 +275,10 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             w = csv.writer(fh)
             w.writerow(["t_s", "sport", "dport", "event", "state"])     # event: state, retx
             w.writerows(ca)
-    return write(run, outdir, results, started, queues, stats, t_end, trace, t0, plots, ca)
+    return write(run, outdir, results, started, queues, stats, host, t_end, trace, t0, plots, ca)
 
 
-def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
+def write(run: Run, outdir: Path, results, started, queues, stats, host, t_end, trace,
           t0: float, plots: bool = True, ca: list | None = None) -> dict:
     """flows.csv, queue.csv, summary.json and the plots of a finished run."""
     with open(outdir / "flows.csv", "w", newline="") as fh:
@@ -296,12 +297,11 @@ def write(run: Run, outdir: Path, results, started, queues, stats, t_end, trace,
         w = csv.writer(fh)
         w.writerow(["t_s", "qlen_pkts", "event"])     # event: enq, deq, drop, loss
         w.writerows(queues["bottleneck"])
-    if "late" in stats:
-        with open(outdir / "late.csv", "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["t_s", "link", "dir", "late_ms"])
-            w.writerows(stats["late"])
-    summary = summarize(run, results, started, queues, stats, t_end)
+    with open(outdir / "late.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["t_s", "link", "dir", "late_ms"])
+        w.writerows(host["late"])
+    summary = summarize(run, results, started, queues, stats, host, t_end)
     if ca is not None:
         ca_per_flow(summary["flows"], ca)
     if trace:
@@ -510,7 +510,9 @@ def _ratios(flows: list[dict], key: str) -> dict[str, float]:
             for a in by_cc for b in loss_based if a != b}
 
 
-def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
+def summarize(run: Run, results, started, queues, stats, host, t_end) -> dict:
+    """stats: the bottleneck's final counters; host: what the run shared the host with
+    and how late the emulator ran (execute())."""
     queue = queues["bottleneck"]
     flows, series = [], {}
     for f in run.flows:
@@ -586,10 +588,10 @@ def summarize(run: Run, results, started, queues, stats, t_end) -> dict:
         "deepest_queue_link": deepest,
         "impossible_windows": impossible_windows(flows),
         # how late the emulator released packets, every link both ways (docs/DESIGN.md §7.1)
-        "emulator_late_max_ms": stats.get("emulator", {}).get("late_max_ms"),
-        "emulator_late_1ms": stats.get("emulator", {}).get("late_1ms"),
+        "emulator_late_max_ms": host["emulator"]["late_max_ms"],
+        "emulator_late_1ms": host["emulator"]["late_1ms"],
         # the same in each flow's first seconds, while it takes its smallest RTT samples
-        "emulator_late_early_max_ms": lateness.early_max(stats.get("late"), started.values()),
+        "emulator_late_early_max_ms": lateness.early_max(host["late"], started.values()),
         # the most labs alive at once while it ran, this one included: what it shared the host with
-        "labs_alive_max": stats.get("labs_alive_max"),
+        "labs_alive_max": host["labs_alive_max"],
     }

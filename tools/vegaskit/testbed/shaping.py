@@ -6,10 +6,10 @@ The queue is watched by polling `tc -s -j qdisc` (QueueMonitor), which yields
 from __future__ import annotations
 
 import json
-import threading
 import time
 
 from .netns import Netns
+from .sampler import Sampler
 
 QDISC_HANDLE = "10:"
 
@@ -35,32 +35,24 @@ def qdisc_stats(ns: Netns, dev: str) -> tuple[int, int]:
     raise RuntimeError(f"no pfifo {QDISC_HANDLE} on {dev}")
 
 
-class QueueMonitor:
-    """Samples the bottleneck queue every `interval` seconds in a thread."""
+class QueueMonitor(Sampler):
+    """Samples the bottleneck queue every `interval` seconds: (t, backlog, drops)."""
 
     def __init__(self, ns: Netns, dev: str, interval: float = 0.02):
-        self.ns, self.dev, self.interval = ns, dev, interval
+        super().__init__(interval)
+        self.ns, self.dev = ns, dev
         self.samples: list[tuple[float, int, int]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._t0: float | None = None
 
-    def _run(self) -> None:
-        t0 = time.monotonic()
-        while not self._stop.is_set():
-            try:
-                qlen, drops = qdisc_stats(self.ns, self.dev)
-            except Exception:       # namespace torn down under us
-                return
-            self.samples.append((time.monotonic() - t0, qlen, drops))
-            self._stop.wait(self.interval)
-
-    def __enter__(self) -> "QueueMonitor":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
+    def sample(self) -> bool:
+        if self._t0 is None:
+            self._t0 = time.monotonic()
+        try:
+            qlen, drops = qdisc_stats(self.ns, self.dev)
+        except Exception:       # namespace torn down under us
+            return False
+        self.samples.append((time.monotonic() - self._t0, qlen, drops))
+        return True
 
     def between(self, t0: float, t1: float) -> list[tuple[float, int]]:
         return [(t, q) for t, q, _ in self.samples if t0 <= t <= t1]

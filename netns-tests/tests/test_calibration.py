@@ -45,7 +45,7 @@ import pytest
 from conftest import available_cc
 from vegaskit.testbed import leftovers, netns, runner, udpprobe
 from vegaskit.testbed.probes import probe_recv, probe_result, probe_send
-from vegaskit.testbed.linkemu import LINKEMU, Change, LinkParams, read_qlog
+from vegaskit.testbed.linkemu import FIFO_PRIORITY, LINKEMU, Change, LinkParams, read_qlog
 from vegaskit.testbed.topology import dumbbell, receiver_addr, two_hosts
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.scenario import Scenario
@@ -568,15 +568,22 @@ def test_sigint_exits_cleanly_with_counters():
         assert r.returncode != 0, "TUN device outlived its linkemu"
 
 
-def test_fifo_runs_the_emulator_under_sched_fifo_and_it_still_carries_packets():
-    """--fifo: a release then waits for no ordinary task (docs/DESIGN.md §7.1)."""
+def test_the_testbeds_emulators_run_under_sched_fifo_and_still_carry_packets(monkeypatch):
+    """A release then waits for no ordinary task (decision 42); VK_LINKEMU_FIFO=0 gives
+    the ordinary policy back."""
+    monkeypatch.delenv("VK_LINKEMU_FIFO", raising=False)
     with Lab() as lab:
-        path = two_hosts(lab, LinkParams(delay_us=1000), fifo=10)
+        path = two_hosts(lab, LinkParams(delay_us=1000))
         assert os.sched_getscheduler(path.link.proc.pid) == os.SCHED_FIFO
-        assert os.sched_getparam(path.link.proc.pid).sched_priority == 10
+        assert os.sched_getparam(path.link.proc.pid).sched_priority == FIFO_PRIORITY
         ping_rtts_ms(path.a, path.addr_b, count=2, gap=0)
         stats = path.link.stop()
     assert stats["ab"]["pkts_out"] == stats["ba"]["pkts_out"] == 2
+    monkeypatch.setenv("VK_LINKEMU_FIFO", "0")
+    with Lab() as lab:
+        path = two_hosts(lab, LinkParams(delay_us=1000))
+        assert os.sched_getscheduler(path.link.proc.pid) == os.SCHED_OTHER
+        assert path.link.fifo == 0
 
 
 @pytest.mark.reliability("bad_input")

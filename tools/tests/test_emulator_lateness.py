@@ -102,3 +102,27 @@ def test_a_batch_past_the_validated_runs_at_once_is_warned(tmp_path, monkeypatch
     warn = leftovers.budget_warning(4)
     assert warn.startswith("warning: 4 runs at once beside 1 lab already alive passes the 4")
     assert "\n" not in warn
+
+
+def test_the_report_says_under_which_policy_the_emulators_ran():
+    sms = [{"emulator_late_max_ms": 5.0, "emulator_late_1ms": 40, "emulator_fifo": f}
+           for f in (10, 10, 0)]
+    assert ("The emulators ran under SCHED_FIFO in 2 of the 3, the ordinary policy in the "
+            "others (decision 42).") in report.emulator_line(sms)[0]
+    assert "ran under the ordinary policy" in report.emulator_line(sms[2:])[0]
+
+
+def test_the_fifo_priority_comes_from_the_environment_or_the_default(monkeypatch):
+    from vegaskit.testbed import linkemu
+    monkeypatch.delenv("VK_LINKEMU_FIFO", raising=False)
+    assert linkemu.fifo_priority() == linkemu.FIFO_PRIORITY
+    monkeypatch.setenv("VK_LINKEMU_FIFO", "0")
+    assert linkemu.fifo_priority() == 0
+    for bad in ("high", "-1", "100"):
+        monkeypatch.setenv("VK_LINKEMU_FIFO", bad)
+        try:
+            linkemu.fifo_priority()
+        except ValueError as e:
+            assert "VK_LINKEMU_FIFO" in str(e)
+        else:
+            raise AssertionError(bad)

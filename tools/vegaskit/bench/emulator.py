@@ -21,7 +21,7 @@ import os
 
 from vegaskit.analysis.stats import median_summary as summary
 from vegaskit.testbed import iperf
-from vegaskit.testbed.linkemu import LinkParams
+from vegaskit.testbed.linkemu import LinkParams, fifo_priority
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.probes import probe_recv, probe_result, probe_send
 from vegaskit.testbed.topology import two_hosts, veth_pair
@@ -106,7 +106,7 @@ def run(rounds: int, seconds: float, rates: tuple[int, ...] = RATES) -> dict:
             # CPU seconds per gigabit carried: cores busy per Gbit/s
             cpu_per_gbit.append(cpu_s / (res.bytes_received * 8 / 1e9))
     return {"rounds": rounds, "seconds": seconds, "delay_ms": DELAY_US / 1000, "load": LOAD,
-            "payload": PAYLOAD,
+            "payload": PAYLOAD, "fifo": fifo_priority(),
             "error_us": {r: {k: summary(v) for k, v in d.items()} for r, d in err.items()},
             "app_error_us": {r: {k: summary(v) for k, v in d.items()} for r, d in app.items()},
             "veth_us": {r: {k: summary(v) for k, v in d.items()} for r, d in base.items()},

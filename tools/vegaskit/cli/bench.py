@@ -215,6 +215,12 @@ def tracing_direct_table(t: dict) -> list[str]:
     return lines + [""]
 
 
+def _policy(e: dict) -> str:
+    """Under which policy the emulator ran (decision 42); runs before it: the ordinary one."""
+    return (f"The emulator ran under SCHED_FIFO at priority {e['fifo']}." if e.get("fifo") else
+            "The emulator ran under the ordinary policy.")
+
+
 def emulator_section(e: dict) -> list[str]:
     lines = ["## Link emulator", "",
              f"Method: {e['rounds']} rounds; UDP datagrams of {e['payload']} bytes at "
@@ -223,7 +229,7 @@ def emulator_section(e: dict) -> list[str]:
              "the receiving stack stamps the datagram (SO_TIMESTAMPNS); at the application, "
              "the receiving process's wake-up is added; the same datagrams over a plain veth "
              "give the host stacks' own one-way delay. Median [interval] over rounds of each "
-             "round's p50, p99 and max, in microseconds.", "",
+             "round's p50, p99 and max, in microseconds. " + _policy(e), "",
              "| rate | error p50 | error p99 | error max | at the application: p99 | "
              "veth p50 | veth p99 |", "|---|---|---|---|---|---|---|"]
     for rate, d in e["error_us"].items():

@@ -11,6 +11,11 @@ rate * 1448 / 1500.
 
 The process belongs to a Lab (Lab.spawn), so it dies with the run; its TUN
 devices vanish with it. Link.stop() ends it early and returns its counters.
+
+It runs under SCHED_FIFO (FIFO_PRIORITY), so that a release waits for no ordinary
+task: under the ordinary policy the host's busy moments held every emulator up at
+once and a Vegas-A read the delay as queue (docs/DESIGN.md §7.1, decision 42).
+VK_LINKEMU_FIFO=N sets another priority, 0 the ordinary policy.
 """
 from __future__ import annotations
 
@@ -28,6 +33,8 @@ from vegaskit import paths
 
 from . import leftovers
 from .netns import Lab, Netns, sh
+
+FIFO_PRIORITY = 10      # above every ordinary task, below the kernel's own RT threads (50)
 
 LINKEMU = paths.LINKEMU
 PARAM_KEYS = ("rate_bps", "delay_us", "limit_pkts", "loss", "spare_retx")
@@ -88,6 +95,17 @@ def read_qlog(path: str | os.PathLike) -> list[QEvent]:
                 (line.rstrip("\n").split(",") for line in f if line.strip())]
 
 
+def fifo_priority() -> int:
+    """The emulators' SCHED_FIFO priority: VK_LINKEMU_FIFO's (0: the ordinary policy),
+    or FIFO_PRIORITY."""
+    v = os.environ.get("VK_LINKEMU_FIFO", "")
+    if not v:
+        return FIFO_PRIORITY
+    if not v.isdigit() or int(v) > 99:
+        raise ValueError(f"VK_LINKEMU_FIFO={v!r}: expected a priority 0..99 (0: ordinary)")
+    return int(v)
+
+
 def _ns_name(ns: Netns | str) -> str:
     return ns.name if isinstance(ns, Netns) else ns
 
@@ -98,6 +116,7 @@ class Link:
     ctl_path: str
     t0_us: int                      # CLOCK_MONOTONIC when the link became ready
     sides: tuple[tuple[str, str], tuple[str, str]]     # (namespace, device) of a and b
+    fifo: int = 0                   # its SCHED_FIFO priority, 0: the ordinary policy
     final: dict | None = None
     _sock: socket.socket | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -110,11 +129,11 @@ class Link:
               fifo: int | None = None, timeout: float = 5.0) -> "Link":
         """Start the emulator and wait until both TUN devices are up (no addresses yet).
 
-        `ba` defaults to `ab`. Scheduled times count from readiness (t0_us). `fifo`: run it
-        under SCHED_FIFO at that priority; None: VK_LINKEMU_FIFO's, or the ordinary policy.
+        `ba` defaults to `ab`. Scheduled times count from readiness (t0_us). `fifo`: its
+        SCHED_FIFO priority, 0 the ordinary policy; None: fifo_priority().
         """
         if fifo is None:
-            fifo = int(os.environ.get("VK_LINKEMU_FIFO") or 0)
+            fifo = fifo_priority()
         if not LINKEMU.exists():
             raise RuntimeError(f"{LINKEMU} missing: run `make build/linkemu`")
         ba = ab if ba is None else ba
@@ -141,7 +160,7 @@ class Link:
             raise RuntimeError(f"linkemu did not start: {err.decode().strip() or line!r}")
         t0 = int(line.split("t0_us=")[1])
         return cls(proc=proc, ctl_path=ctl, t0_us=t0,
-                   sides=((_ns_name(ns_a), dev_a), (_ns_name(ns_b), dev_b)))
+                   sides=((_ns_name(ns_a), dev_a), (_ns_name(ns_b), dev_b)), fifo=fifo)
 
     def _ask(self, cmd: str, timeout: float = 2.0) -> str:
         with self._lock:

@@ -110,6 +110,7 @@ def test_the_report_says_under_which_policy_the_emulators_ran():
     assert ("The emulators ran under SCHED_FIFO in 2 of the 3, the ordinary policy in the "
             "others (decision 42).") in report.emulator_line(sms)[0]
     assert "ran under the ordinary policy" in report.emulator_line(sms[2:])[0]
+    assert "The emulators ran under SCHED_FIFO (decision 42)." in report.emulator_line(sms[:2])[0]
 
 
 def test_the_fifo_priority_comes_from_the_environment_or_the_default(monkeypatch):

@@ -183,7 +183,8 @@ def emulator_line(summaries: list[dict]) -> list[str]:
             f"was {statistics.median(early):.3g} ms in median, {max(early):.3g} ms at most "
             f"(over {len(early)})." if early else "")
     fifo = sum(1 for sm in late if sm.get("emulator_fifo"))
-    when += (f" The emulators ran under SCHED_FIFO in {fifo} of the {len(late)}, the ordinary "
+    when += (" The emulators ran under SCHED_FIFO (decision 42)." if fifo == len(late) else
+             f" The emulators ran under SCHED_FIFO in {fifo} of the {len(late)}, the ordinary "
              f"policy in the others (decision 42)." if fifo else
              " The emulators ran under the ordinary policy (decision 42).")
     return [f"The link emulator's timing (every link, both ways; docs/DESIGN.md §7.1): its "

@@ -62,8 +62,9 @@ static const char usage[] =
 "      --stats PATH     also write the final counters (JSON) to PATH\n"
 "      --max-spin-us N  busy-poll at most N us before a release, to beat timer\n"
 "                       wake-up latency (default 500; 0: never spin)\n"
-"      --fifo PRIO      run under SCHED_FIFO at PRIO (1..99): a wake-up then waits\n"
-"                       for no ordinary task (default: the ordinary policy)\n"
+"      --fifo PRIO      sleep under SCHED_FIFO at PRIO (1..99): a wake-up then waits\n"
+"                       for no ordinary task; the busy-poll before a release stays\n"
+"                       ordinary (default: the ordinary policy throughout)\n"
 "SPEC is key=value[,key=value]...:\n"
 "  rate_bps    IP-packet bits per second (k/M/G suffixes ok), 0 = unlimited (default)\n"
 "  delay_us    one-way propagation delay, microseconds (default 0)\n"
@@ -116,6 +117,27 @@ static struct {
 	uint64_t guard, max_guard;	/* ns */
 	uint64_t wakes;
 } waker = { .armed = TIME_NEVER, .late_avg = 100000, .late_dev = 50000 };
+
+/*
+ * --fifo: SCHED_FIFO while asleep, so that a wake-up waits for no ordinary task
+ * (decision 42), and the ordinary policy while busy-polling, whose sched_yield()
+ * would give a SCHED_FIFO task's CPU to no ordinary task: at 100 Mbit/s the poll
+ * fills most of a core, and under SCHED_FIFO it starved the senders.
+ */
+static int fifo_prio;		/* 0: the ordinary policy throughout */
+
+static int fifo_sleep(bool asleep)
+{
+	static int now_fifo;
+	struct sched_param sp = { .sched_priority = asleep ? fifo_prio : 0 };
+
+	if (!fifo_prio || now_fifo == asleep)
+		return 0;
+	if (sched_setscheduler(0, asleep ? SCHED_FIFO : SCHED_OTHER, &sp))
+		return -1;
+	now_fifo = asleep;
+	return 0;
+}
 
 static void waker_sample(uint64_t late)
 {
@@ -489,12 +511,9 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &o);
 	read_stall_from_env();
-	if (o.fifo) {
-		struct sched_param sp = { .sched_priority = o.fifo };
-
-		if (sched_setscheduler(0, SCHED_FIFO, &sp))
-			die("--fifo %d: %s", o.fifo, strerror(errno));
-	}
+	fifo_prio = o.fifo;
+	if (fifo_prio && fifo_sleep(true))
+		die("--fifo %d: %s", o.fifo, strerror(errno));
 	sort_changes(&o);
 
 	/* Stats go to a pipe the caller may have closed: EPIPE, not death. */
@@ -593,17 +612,21 @@ int main(int argc, char **argv)
 		if (next <= now) {
 			/* Within the guard of a release, or more is due: spin. */
 			tsp = &zero;
+			fifo_sleep(false);
 			sched_yield();
-		} else if (next != waker.armed) {
-			struct itimerspec its = { 0 };
+		} else {
+			fifo_sleep(true);
+			if (next != waker.armed) {
+				struct itimerspec its = { 0 };
 
-			if (next != TIME_NEVER) {
-				its.it_value.tv_sec = next / NSEC_PER_SEC;
-				its.it_value.tv_nsec = next % NSEC_PER_SEC;
+				if (next != TIME_NEVER) {
+					its.it_value.tv_sec = next / NSEC_PER_SEC;
+					its.it_value.tv_nsec = next % NSEC_PER_SEC;
+				}
+				if (timerfd_settime(timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+					die("timerfd_settime: %s", strerror(errno));
+				waker.armed = next;
 			}
-			if (timerfd_settime(timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
-				die("timerfd_settime: %s", strerror(errno));
-			waker.armed = next;
 		}
 
 		n = ppoll(pfd, 5, tsp, NULL);

@@ -12,8 +12,8 @@ rate * 1448 / 1500.
 The process belongs to a Lab (Lab.spawn), so it dies with the run; its TUN
 devices vanish with it. Link.stop() ends it early and returns its counters.
 
-It runs under SCHED_FIFO (FIFO_PRIORITY), so that a release waits for no ordinary
-task: under the ordinary policy the host's busy moments held every emulator up at
+It sleeps under SCHED_FIFO (FIFO_PRIORITY), so that a release waits for no ordinary
+task (its busy-poll before a release stays ordinary, `linkemu --help`): under the ordinary policy the host's busy moments held every emulator up at
 once and a Vegas-A read the delay as queue (docs/DESIGN.md §7.1, decision 42).
 VK_LINKEMU_FIFO=N sets another priority, 0 the ordinary policy.
 """

@@ -568,18 +568,18 @@ def test_sigint_exits_cleanly_with_counters():
         assert r.returncode != 0, "TUN device outlived its linkemu"
 
 
-def test_the_testbeds_emulators_run_under_sched_fifo_and_still_carry_packets(monkeypatch):
-    """A release then waits for no ordinary task (decision 42); VK_LINKEMU_FIFO=0 gives
-    the ordinary policy back."""
-    monkeypatch.delenv("VK_LINKEMU_FIFO", raising=False)
+def test_emulators_asked_to_sleep_under_sched_fifo_do_and_still_carry_packets(monkeypatch):
+    """VK_LINKEMU_FIFO=N (decision 42): asleep under SCHED_FIFO, so a wake-up waits for no
+    ordinary task. Unset, the ordinary policy."""
+    monkeypatch.setenv("VK_LINKEMU_FIFO", str(FIFO_PRIORITY))
     with Lab() as lab:
         path = two_hosts(lab, LinkParams(delay_us=1000))
-        assert os.sched_getscheduler(path.link.proc.pid) == os.SCHED_FIFO
+        assert os.sched_getscheduler(path.link.proc.pid) == os.SCHED_FIFO      # idle: asleep
         assert os.sched_getparam(path.link.proc.pid).sched_priority == FIFO_PRIORITY
         ping_rtts_ms(path.a, path.addr_b, count=2, gap=0)
         stats = path.link.stop()
     assert stats["ab"]["pkts_out"] == stats["ba"]["pkts_out"] == 2
-    monkeypatch.setenv("VK_LINKEMU_FIFO", "0")
+    monkeypatch.delenv("VK_LINKEMU_FIFO")
     with Lab() as lab:
         path = two_hosts(lab, LinkParams(delay_us=1000))
         assert os.sched_getscheduler(path.link.proc.pid) == os.SCHED_OTHER

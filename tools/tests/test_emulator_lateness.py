@@ -113,12 +113,12 @@ def test_the_report_says_under_which_policy_the_emulators_ran():
     assert "The emulators ran under SCHED_FIFO (decision 42)." in report.emulator_line(sms[:2])[0]
 
 
-def test_the_fifo_priority_comes_from_the_environment_or_the_default(monkeypatch):
+def test_the_fifo_priority_comes_from_the_environment(monkeypatch):
     from vegaskit.testbed import linkemu
     monkeypatch.delenv("VK_LINKEMU_FIFO", raising=False)
-    assert linkemu.fifo_priority() == linkemu.FIFO_PRIORITY
-    monkeypatch.setenv("VK_LINKEMU_FIFO", "0")
-    assert linkemu.fifo_priority() == 0
+    assert linkemu.fifo_priority() == 0                         # the default: ordinary
+    monkeypatch.setenv("VK_LINKEMU_FIFO", "10")
+    assert linkemu.fifo_priority() == 10
     for bad in ("high", "-1", "100"):
         monkeypatch.setenv("VK_LINKEMU_FIFO", bad)
         try:

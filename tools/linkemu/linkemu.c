@@ -122,7 +122,7 @@ static struct {
  * --fifo: SCHED_FIFO while asleep, so that a wake-up waits for no ordinary task
  * (decision 42), and the ordinary policy while busy-polling, whose sched_yield()
  * would give a SCHED_FIFO task's CPU to no ordinary task: at 100 Mbit/s the poll
- * fills most of a core, and under SCHED_FIFO it starved the senders.
+ * fills most of a core, which under SCHED_FIFO no sender could use.
  */
 static int fifo_prio;		/* 0: the ordinary policy throughout */
 

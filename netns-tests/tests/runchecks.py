@@ -10,7 +10,6 @@ def assert_run_outputs(name: str, run_name: str, sm: dict, d: Path) -> None:
     for f in ("flows.csv", "queue.csv", "late.csv", "summary.json", "throughput.png", "queue.png"):
         assert (d / f).stat().st_size > 0, f"{name}/{run_name}: {f} missing"
     # the emulator's late releases are timed, and the flows' first seconds summarised
-    assert sm["emulator_late_early_max_ms"] is not None, (name, run_name)
     assert sm["emulator_late_early_max_ms"] <= sm["emulator_late_max_ms"], (name, run_name)
     for fl in sm["flows"]:
         # tcp_info's window, sampled over the flow's second half

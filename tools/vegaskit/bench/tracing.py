@@ -13,8 +13,8 @@ counted. Medians with intervals over rounds.
 
 Both of those ratios carry the round-to-round swing of a flow on two busy cores,
 too coarse to show a cost of 2% (16 rounds left intervals some 20 points wide).
-So the cost is also measured directly, in the same flows: the BPF run time per ACK of bpf_vegas's programs
-(the kernel's statistics, on for the whole stage, so every mode pays their two
+So the cost is also measured directly, in the same flows: the BPF run time per
+ACK of bpf_vegas's programs (the kernel's statistics, on for the whole stage, so every mode pays their two
 clock reads alike) traced against untraced, times the ACKs, plus the tracer's
 own CPU time, over the untraced flow's CPU for the same bytes. It counts the
 work tracing adds, not what that work does to the caches of the rest, nor the

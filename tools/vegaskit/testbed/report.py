@@ -163,6 +163,17 @@ def _aside_rows(aside: list[dict]) -> list[str]:
     return out + [""]
 
 
+def _policy(fifo: int, runs: int) -> str:
+    """Which scheduling policy the emulators of `runs` repetitions ran under,
+    `fifo` of them under SCHED_FIFO (decision 42)."""
+    if fifo == 0:
+        return "The emulators ran under the ordinary policy (decision 42)."
+    if fifo == runs:
+        return "The emulators ran under SCHED_FIFO (decision 42)."
+    return (f"The emulators ran under SCHED_FIFO in {fifo} of the {runs}, the ordinary "
+            f"policy in the others (decision 42).")
+
+
 def emulator_line(summaries: list[dict]) -> list[str]:
     """How late the link emulator released packets, and how many labs shared the host,
     over the repetitions that counted them."""
@@ -182,11 +193,7 @@ def emulator_line(summaries: list[dict]) -> list[str]:
     when = (f" In the first {EARLY_S:g} s of each flow, where it takes its base RTT, the latest "
             f"was {statistics.median(early):.3g} ms in median, {max(early):.3g} ms at most "
             f"(over {len(early)})." if early else "")
-    fifo = sum(1 for sm in late if sm.get("emulator_fifo"))
-    when += (" The emulators ran under SCHED_FIFO (decision 42)." if fifo == len(late) else
-             f" The emulators ran under SCHED_FIFO in {fifo} of the {len(late)}, the ordinary "
-             f"policy in the others (decision 42)." if fifo else
-             " The emulators ran under the ordinary policy (decision 42).")
+    when += " " + _policy(sum(1 for sm in late if sm.get("emulator_fifo")), len(late))
     return [f"The link emulator's timing (every link, both ways; docs/DESIGN.md §7.1): its "
             f"latest release in a repetition was {statistics.median(worst):.3g} ms late in median, "
             f"{max(worst):.3g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "

@@ -22,7 +22,7 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps deps-vm install uninstall test test-unit demo results ns2 vegas-plus model-validation bench clean vm-test vm-systemd native-ab concurrency fuzz reliability
+.PHONY: all deps deps-vm install uninstall test test-unit demo results ns2 vegas-plus model-validation bench clean vm-test vm-systemd native-ab concurrency fifo-ab fuzz reliability
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/vegasctl.8 $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY) \
@@ -168,6 +168,10 @@ vegas-plus: deps all
 # Whether runs side by side change results (decides JOBS; docs/DESIGN.md §7.1).
 concurrency: deps all
 	$(PY) -m vegaskit.cli.concurrency
+
+# Whether SCHED_FIFO for the emulators changes the runs (decision 42; docs/DESIGN.md §7.1).
+fifo-ab: deps all
+	$(PY) -m vegaskit.cli.fifo_ab
 
 # The Samios-Vernon model against our own flows (seed 001, section 4).
 model-validation: deps all

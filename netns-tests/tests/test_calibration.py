@@ -568,10 +568,10 @@ def test_sigint_exits_cleanly_with_counters():
         assert r.returncode != 0, "TUN device outlived its linkemu"
 
 
-def test_emulators_asked_to_sleep_under_sched_fifo_do_and_still_carry_packets(monkeypatch):
-    """VK_LINKEMU_FIFO=N (decision 42): asleep under SCHED_FIFO, so a wake-up waits for no
-    ordinary task. Unset, the ordinary policy."""
-    monkeypatch.setenv("VK_LINKEMU_FIFO", str(FIFO_PRIORITY))
+def test_emulators_sleep_under_sched_fifo_unless_told_not_to_and_still_carry_packets(monkeypatch):
+    """The testbed's emulators sleep under SCHED_FIFO (decision 42), so a wake-up waits for
+    no ordinary task; VK_LINKEMU_FIFO=0 asks for the ordinary policy."""
+    monkeypatch.delenv("VK_LINKEMU_FIFO", raising=False)
     with Lab() as lab:
         path = two_hosts(lab, LinkParams(delay_us=1000))
         assert os.sched_getscheduler(path.link.proc.pid) == os.SCHED_FIFO      # idle: asleep
@@ -579,7 +579,7 @@ def test_emulators_asked_to_sleep_under_sched_fifo_do_and_still_carry_packets(mo
         ping_rtts_ms(path.a, path.addr_b, count=2, gap=0)
         stats = path.link.stop()
     assert stats["ab"]["pkts_out"] == stats["ba"]["pkts_out"] == 2
-    monkeypatch.delenv("VK_LINKEMU_FIFO")
+    monkeypatch.setenv("VK_LINKEMU_FIFO", "0")
     with Lab() as lab:
         path = two_hosts(lab, LinkParams(delay_us=1000))
         assert os.sched_getscheduler(path.link.proc.pid) == os.SCHED_OTHER

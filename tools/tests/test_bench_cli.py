@@ -68,7 +68,8 @@ def synthetic() -> dict:
                      "ratio_to_cubic": {"bpf_vegas": _s(1.0)}},
         "tracing": {"rounds": 6, "seconds": 4, "offloads_off": trace, "offloads_default": trace},
         "linkemu": {"rounds": 6, "seconds": 4, "delay_ms": 20, "load": 0.2, "payload": 1000,
-                    "error_us": err, "app_error_us": err, "veth_us": err,
+                    "error_us": err, "app_error_us": err, "veth_us": err, "fifo": 10,
+                    "other_policy": {"fifo": 0, "error_us": err, "app_error_us": err},
                     "max_gbit_s": _s(1.7), "cpu_s_per_gbit": _s(0.5)},
         "swap": {"pair": ["bpf_vegas", "bpf_vegas_a"], "rounds": 6,
                  "sizes": [{"connections": n, "swaps": 12, "move_ms": _s(n / 400),
@@ -88,7 +89,9 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     text = bench.report(r)
     for name in bench.STAGES:
         assert f"![{name}]({name}.png)" in text
-    assert "| 10 Mbit/s | 50 [45, 55] |" in text
+    # both policies, the testbed's first (decision 42)
+    assert "| 10 Mbit/s | SCHED_FIFO 10 | 50 [45, 55] |" in text
+    assert text.index("| 10 Mbit/s | SCHED_FIFO 10 |") < text.index("| 10 Mbit/s | ordinary |")
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text     # the split of per ACK
     assert "costs +3.0 [+2.7, +3.3]% per ACK on the emulated path" in text   # its check
     assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision

@@ -116,9 +116,14 @@ def test_the_report_says_under_which_policy_the_emulators_ran():
 def test_the_fifo_priority_comes_from_the_environment(monkeypatch):
     from vegaskit.testbed import linkemu
     monkeypatch.delenv("VK_LINKEMU_FIFO", raising=False)
-    assert linkemu.fifo_priority() == 0                         # the default: ordinary
-    monkeypatch.setenv("VK_LINKEMU_FIFO", "10")
-    assert linkemu.fifo_priority() == 10
+    monkeypatch.setattr(linkemu, "fifo_allowed", lambda: True)
+    assert linkemu.fifo_priority() == linkemu.FIFO_PRIORITY == 10   # the default
+    monkeypatch.setattr(linkemu, "fifo_allowed", lambda: False)     # a host that refuses it
+    assert linkemu.fifo_priority() == 0
+    monkeypatch.setenv("VK_LINKEMU_FIFO", "0")
+    assert linkemu.fifo_priority() == 0                             # the ordinary policy
+    monkeypatch.setenv("VK_LINKEMU_FIFO", "20")
+    assert linkemu.fifo_priority() == 20
     for bad in ("high", "-1", "100"):
         monkeypatch.setenv("VK_LINKEMU_FIFO", bad)
         try:

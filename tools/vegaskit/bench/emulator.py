@@ -12,6 +12,10 @@ not the emulator's, stays out; the error at the application, wake-up included,
 is reported beside it. The same datagrams over a plain veth give the host
 stacks' own share. Per round: p50, p99 and max; the figure is their median with
 its interval over rounds.
+Both scheduling policies (decision 42): each round measures every rate under
+the testbed's policy (fifo_priority()) and under the other one (the ordinary
+policy, or SCHED_FIFO at FIFO_PRIORITY), back to back in an order alternated
+by round, so drift in the host falls on both.
 Maximum rate: cubic through an unlimited link; CPU per Gbit/s is linkemu's own
 process time (/proc/PID/stat) over what it carried.
 """
@@ -21,7 +25,7 @@ import os
 
 from vegaskit.analysis.stats import median_summary as summary
 from vegaskit.testbed import iperf
-from vegaskit.testbed.linkemu import LinkParams, fifo_priority
+from vegaskit.testbed.linkemu import FIFO_PRIORITY, LinkParams, fifo_priority
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.probes import probe_recv, probe_result, probe_send
 from vegaskit.testbed.topology import two_hosts, veth_pair
@@ -72,25 +76,35 @@ def cpu_ticks(pid: int) -> int:
     return int(f[11]) + int(f[12])      # utime + stime
 
 
+def _quantiles() -> dict[str, list[float]]:
+    return {"p50": [], "p99": [], "max": []}
+
+
+def _add(out: dict[str, list[float]], xs: list[float]) -> None:
+    out["p50"].append(_pctl(xs, 0.5))
+    out["p99"].append(_pctl(xs, 0.99))
+    out["max"].append(max(xs))
+
+
 def run(rounds: int, seconds: float, rates: tuple[int, ...] = RATES) -> dict:
-    err = {r: {"p50": [], "p99": [], "max": []} for r in rates}
-    app = {r: {"p50": [], "p99": [], "max": []} for r in rates}
-    base = {r: {"p50": [], "p99": [], "max": []} for r in rates}
+    ours = fifo_priority()
+    policies = (ours, 0 if ours else FIFO_PRIORITY)     # the testbed's, then the other
+    err = {f: {r: _quantiles() for r in rates} for f in policies}
+    app = {f: {r: _quantiles() for r in rates} for f in policies}
+    base = {r: _quantiles() for r in rates}
     for rnd in range(rounds):
         for rate in (rates if rnd % 2 == 0 else tuple(reversed(rates))):
             pps = LOAD * rate / (IP_BYTES * 8)
-            with Lab() as lab:
-                p = two_hosts(lab, LinkParams(rate_bps=rate, delay_us=DELAY_US, limit_pkts=10_000))
-                got = one_way(lab, p, pps, seconds)
-                e = emulator_error_us(got, rate)
-                at_app = emulator_error_us(got, rate, "recv_ns")
+            for fifo in (policies if rnd % 2 == 0 else tuple(reversed(policies))):
+                with Lab() as lab:
+                    p = two_hosts(lab, LinkParams(rate_bps=rate, delay_us=DELAY_US,
+                                                  limit_pkts=10_000), fifo=fifo)
+                    got = one_way(lab, p, pps, seconds)
+                    _add(err[fifo][rate], emulator_error_us(got, rate))
+                    _add(app[fifo][rate], emulator_error_us(got, rate, "recv_ns"))
             with Lab() as lab:
                 r = one_way(lab, veth_pair(lab), pps, seconds)
-                v = [(t1 - t0) / 1000 for t0, t1 in zip(r["send_ns"], r["kernel_ns"])]
-            for out, xs in ((err[rate], e), (app[rate], at_app), (base[rate], v)):
-                out["p50"].append(_pctl(xs, 0.5))
-                out["p99"].append(_pctl(xs, 0.99))
-                out["max"].append(max(xs))
+                _add(base[rate], [(t1 - t0) / 1000 for t0, t1 in zip(r["send_ns"], r["kernel_ns"])])
     # the highest rate, and linkemu's CPU for it
     gbit, cpu_per_gbit = [], []
     for _ in range(rounds):
@@ -106,8 +120,15 @@ def run(rounds: int, seconds: float, rates: tuple[int, ...] = RATES) -> dict:
             # CPU seconds per gigabit carried: cores busy per Gbit/s
             cpu_per_gbit.append(cpu_s / (res.bytes_received * 8 / 1e9))
     return {"rounds": rounds, "seconds": seconds, "delay_ms": DELAY_US / 1000, "load": LOAD,
-            "payload": PAYLOAD, "fifo": fifo_priority(),
-            "error_us": {r: {k: summary(v) for k, v in d.items()} for r, d in err.items()},
-            "app_error_us": {r: {k: summary(v) for k, v in d.items()} for r, d in app.items()},
-            "veth_us": {r: {k: summary(v) for k, v in d.items()} for r, d in base.items()},
+            "payload": PAYLOAD, "fifo": ours, **_errors(err[ours], app[ours]),
+            "other_policy": {"fifo": policies[1], **_errors(err[policies[1]], app[policies[1]])},
+            "veth_us": _summaries(base),
             "max_gbit_s": summary(gbit), "cpu_s_per_gbit": summary(cpu_per_gbit)}
+
+
+def _summaries(per_rate: dict) -> dict:
+    return {r: {k: summary(v) for k, v in d.items()} for r, d in per_rate.items()}
+
+
+def _errors(err: dict, app: dict) -> dict:
+    return {"error_us": _summaries(err), "app_error_us": _summaries(app)}

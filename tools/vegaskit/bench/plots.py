@@ -88,19 +88,24 @@ def tracing(t: dict, out: Path) -> None:
 def linkemu(e: dict, out: Path) -> None:
     rates = list(e["error_us"])
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    for i, (q, color) in enumerate((("p50", "tab:blue"), ("p99", "tab:orange"),
-                                    ("max", "tab:red"))):
-        xs = [e["error_us"][r][q] for r in rates]
-        med, err = _med_err(xs)
-        ax.errorbar([j + (i - 1) * 0.15 for j in range(len(rates))], med, yerr=err, fmt="o",
-                    capsize=4, color=color, label=f"error {q}")
+    # the testbed's policy filled, the other one (decision 42) hollow beside it
+    sets = [(e, "o", "full", 0.0)] + ([(e["other_policy"], "s", "none", 0.07)]
+                                      if "other_policy" in e else [])
+    for x, marker, fill, shift in sets:
+        name = f"SCHED_FIFO {x['fifo']}" if x.get("fifo") else "ordinary"
+        for i, (q, color) in enumerate((("p50", "tab:blue"), ("p99", "tab:orange"),
+                                        ("max", "tab:red"))):
+            med, err = _med_err([x["error_us"][r][q] for r in rates])
+            ax.errorbar([j + (i - 1) * 0.2 + shift for j in range(len(rates))], med, yerr=err,
+                        fmt=marker, fillstyle=fill, capsize=3, color=color,
+                        label=f"error {q}, {name}")
     ax.set_xticks(range(len(rates)), [f"{int(r) / 1e6:g} Mbit/s" for r in rates])
     ax.axhline(200, ls="--", color="k", lw=1, label="200 us")
     ax.set_yscale("symlog", linthresh=10)    # a max of milliseconds beside a p50 of tens of us
     ax.set_ylabel("delay error (us)")
     ax.set_title(f"linkemu per-packet delay error; highest rate "
                  f"{e['max_gbit_s']['median']:.2f} Gbit/s")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, ncol=2)
     save(fig, out)
 
 

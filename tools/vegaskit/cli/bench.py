@@ -215,32 +215,38 @@ def tracing_direct_table(t: dict) -> list[str]:
     return lines + [""]
 
 
-def _policy(e: dict) -> str:
-    """Under which policy the emulator ran (decision 42); runs before it: the ordinary one."""
-    return (f"The emulator ran under SCHED_FIFO at priority {e['fifo']}." if e.get("fifo") else
-            "The emulator ran under the ordinary policy.")
+def _policy(fifo: int) -> str:
+    """A policy's name in the emulator's table (decision 42)."""
+    return f"SCHED_FIFO {fifo}" if fifo else "ordinary"
 
 
 def emulator_section(e: dict) -> list[str]:
+    # Runs before the stage measured both policies hold one: the ordinary one unless recorded.
+    sets = [e] + ([e["other_policy"]] if "other_policy" in e else [])
+    both = ("; each round measured both scheduling policies (decision 42), back to back, "
+            f"the testbed's ({_policy(e.get('fifo', 0))}) first" if len(sets) > 1 else "")
     lines = ["## Link emulator", "",
              f"Method: {e['rounds']} rounds; UDP datagrams of {e['payload']} bytes at "
              f"{e['load']:.0%} of the rate through a {e['delay_ms']:g} ms link; error = one-way "
              "delay minus the configured delay and the datagram's serialization, arriving when "
              "the receiving stack stamps the datagram (SO_TIMESTAMPNS); at the application, "
              "the receiving process's wake-up is added; the same datagrams over a plain veth "
-             "give the host stacks' own one-way delay. Median [interval] over rounds of each "
-             "round's p50, p99 and max, in microseconds. " + _policy(e), "",
-             "| rate | error p50 | error p99 | error max | at the application: p99 | "
-             "veth p50 | veth p99 |", "|---|---|---|---|---|---|---|"]
-    for rate, d in e["error_us"].items():
-        v = e["veth_us"][rate]
-        a = e["app_error_us"][rate] if "app_error_us" in e else None
-        lines.append(f"| {int(rate) / 1e6:g} Mbit/s | {interval(d['p50'])} | {interval(d['p99'])} | "
-                     f"{interval(d['max'])} | {interval(a['p99']) if a else '-'} | "
-                     f"{interval(v['p50'])} | {interval(v['p99'])} |")
-    lines += ["", f"Highest rate (cubic, unlimited link): {interval(e['max_gbit_s'], '.2f')} "
-              f"Gbit/s; linkemu's CPU: {interval(e['cpu_s_per_gbit'], '.3f')} CPU-seconds per "
-              "gigabit carried (cores busy per Gbit/s).", ""]
+             "give the host stacks' own one-way delay" + both + ". Median [interval] over "
+             "rounds of each round's p50, p99 and max, in microseconds.", "",
+             "| rate | emulator's policy | error p50 | error p99 | error max | at the "
+             "application: p99 | veth p50 | veth p99 |", "|---|---|---|---|---|---|---|---|"]
+    for rate, v in e["veth_us"].items():
+        for x in sets:
+            d = x["error_us"][rate]
+            a = x["app_error_us"][rate] if "app_error_us" in x else None
+            lines.append(f"| {int(rate) / 1e6:g} Mbit/s | {_policy(x.get('fifo', 0))} | "
+                         f"{interval(d['p50'])} | {interval(d['p99'])} | {interval(d['max'])} | "
+                         f"{interval(a['p99']) if a else '-'} | {interval(v['p50'])} | "
+                         f"{interval(v['p99'])} |")
+    lines += ["", f"Highest rate (cubic, unlimited link, the {_policy(e.get('fifo', 0))} "
+              f"policy): {interval(e['max_gbit_s'], '.2f')} Gbit/s; linkemu's CPU: "
+              f"{interval(e['cpu_s_per_gbit'], '.3f')} CPU-seconds per gigabit carried (cores "
+              "busy per Gbit/s).", ""]
     return lines + ["![linkemu](linkemu.png)", ""]
 
 

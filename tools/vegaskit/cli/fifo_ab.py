@@ -59,10 +59,7 @@ def numbers(sm: dict) -> dict[str, float]:
 
 def _one(path: str, run: str, profile: str, rep: int, outdir: str, job: int, prio: int) -> dict:
     # A forked worker: the policy travels in its own environment (linkemu.fifo_priority).
-    if prio:
-        os.environ["VK_LINKEMU_FIFO"] = str(prio)
-    else:
-        os.environ.pop("VK_LINKEMU_FIFO", None)
+    os.environ["VK_LINKEMU_FIFO"] = str(prio)
     return runner.execute(Scenario.load(path).run(run, profile, rep), Path(outdir), job=job,
                           plots=False)
 

@@ -12,19 +12,23 @@ rate * 1448 / 1500.
 The process belongs to a Lab (Lab.spawn), so it dies with the run; its TUN
 devices vanish with it. Link.stop() ends it early and returns its counters.
 
-It runs under the ordinary policy unless VK_LINKEMU_FIFO=N asks it to sleep under
-SCHED_FIFO at priority N (FIFO_PRIORITY is the one measured): that cut the late releases
-the host's busy moments cause, but raised the RTT noise the test suite checks, so it is
-not the default (docs/DESIGN.md §7.1, decision 42).
+It sleeps under SCHED_FIFO at priority FIFO_PRIORITY (its busy-poll before a release
+stays ordinary): an emulator waking to release a packet then waits for no ordinary task,
+and a Vegas-A reads less of the host's busy moments as queue (`make fifo-ab`,
+results/fifo/). VK_LINKEMU_FIFO=N sets the priority, 0 the ordinary policy; a host
+that refuses SCHED_FIFO gets the ordinary one. Each run records which
+(docs/DESIGN.md §7.1, decision 42).
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -95,12 +99,21 @@ def read_qlog(path: str | os.PathLike) -> list[QEvent]:
                 (line.rstrip("\n").split(",") for line in f if line.strip())]
 
 
+@functools.cache
+def fifo_allowed() -> bool:
+    """Whether this host lets a process of ours take SCHED_FIFO (a container or a cgroup
+    without a real-time budget refuses it): asked of a throwaway child, once."""
+    r = subprocess.run([sys.executable, "-c", "import os; os.sched_setscheduler(0, "
+                        f"os.SCHED_FIFO, os.sched_param({FIFO_PRIORITY}))"], capture_output=True)
+    return r.returncode == 0
+
+
 def fifo_priority() -> int:
-    """The emulators' SCHED_FIFO priority: VK_LINKEMU_FIFO's, 0 (the ordinary policy) if
-    unset."""
+    """The emulators' SCHED_FIFO priority: VK_LINKEMU_FIFO's (0: the ordinary policy),
+    FIFO_PRIORITY if unset (decision 42)."""
     v = os.environ.get("VK_LINKEMU_FIFO", "")
     if not v:
-        return 0
+        return FIFO_PRIORITY if fifo_allowed() else 0
     if not v.isdigit() or int(v) > 99:
         raise ValueError(f"VK_LINKEMU_FIFO={v!r}: expected a priority 0..99 (0: ordinary)")
     return int(v)

@@ -141,7 +141,8 @@ time_scale = 1.0
     assert before["rtt_us"] >= before["base_rtt_us"] + 10000, (
         f"no standing queue formed: before the swap {before}; retransmits "
         f"{summary['retransmits']}, queue mean {summary['queue_mean_pkts']} packets, "
-        f"latest emulator release {summary.get('emulator_late_early_max_ms')} ms")
+        f"emulator's latest release {summary.get('emulator_late_max_ms')} ms late "
+        f"({summary.get('emulator_late_early_max_ms')} ms in the flow's first 5 s)")
     if keep:
         assert after["base_rtt_us"] <= before["base_rtt_us"]
     else:

@@ -55,3 +55,18 @@ def test_bad_arguments_get_one_line_and_exit_2(args, msg, capsys):
     assert fifo_ab.main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith(msg) and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "100"])
+def test_a_bad_vk_linkemu_fifo_is_refused_before_any_run(value, monkeypatch, capsys):
+    """Every testbed command reads the emulators' policy from VK_LINKEMU_FIFO (decision
+    42); a bad one is one line and exit 2 before a lab exists, not a traceback mid-run."""
+    from vegaskit.cli import results, testbed_ready
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    monkeypatch.setenv("VK_LINKEMU_FIFO", value)
+    assert testbed_ready("testbed") == 2
+    err = capsys.readouterr().err
+    assert err == f"testbed: VK_LINKEMU_FIFO='{value}': expected a priority 0..99 (0: ordinary)\n"
+    scenario = str(fifo_ab.DEFAULT)
+    assert results.main([scenario, "--profile", "ci", "--run", "vegas", "--out", "/nonexistent"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -1,1 +1,20 @@
 """The entry points of make results, demo, bench, model-validation and vm-test."""
+
+import os
+import sys
+
+
+def testbed_ready(prog: str) -> int:
+    """0 when this process may run the testbed's labs; otherwise the exit code, after one
+    line on stderr: root is needed (namespaces, BPF), and VK_LINKEMU_FIFO, when set, must
+    be a priority (decision 42), checked before any run starts."""
+    from vegaskit.testbed.linkemu import fifo_priority
+    if os.geteuid() != 0:
+        print(f"{prog}: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
+        return 1
+    try:
+        fifo_priority()
+    except ValueError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    return 0

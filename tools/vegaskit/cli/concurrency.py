@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.cli import testbed_ready
 from vegaskit.analysis import stats
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
@@ -132,9 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 2 <= a.reps <= 50 or not 1 <= a.beside <= 8:
         print("concurrency: --reps must be 2 to 50 and --beside 1 to 8", file=sys.stderr)
         return 2
-    if os.geteuid() != 0:
-        print("concurrency: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
-        return 1
+    if rc := testbed_ready("concurrency"):
+        return rc
     raw = paths.BUILD / "concurrency"      # per-run files: tens of MB, not for git
     alone, beside, wall = [], [], {"alone": 0.0, "beside": 0.0}
     try:

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.cli import testbed_ready
 from vegaskit.analysis import stats
 from vegaskit.cli.results import source_commit
 from vegaskit.testbed import runner
@@ -163,9 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         print("fifo_ab: --rounds must be 2 to 12, --jobs 1 to 8 and --prio 1 to 99",
               file=sys.stderr)
         return 2
-    if os.geteuid() != 0:
-        print("fifo_ab: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
-        return 1
+    if rc := testbed_ready("fifo_ab"):
+        return rc
     raw = paths.BUILD / "fifo_ab"      # per-run files: tens of MB, not for git
     rounds: dict[str, list[list[dict]]] = {arm: [] for arm in ARMS}
     steal0, t0, commit = _steal(), time.monotonic(), source_commit()

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import statistics
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.cli import testbed_ready
 from vegaskit.analysis import model, model_sim, pftk, plots
 from vegaskit.analysis.model_inputs import MSS, keep, measured
 from vegaskit.testbed import runner
@@ -465,9 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as e:
         print(f"model_validation: {e}", file=sys.stderr)
         return 2
-    if not a.src and os.geteuid() != 0:
-        print("model_validation: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
-        return 1
+    if not a.src and (rc := testbed_ready("model_validation")):
+        return rc
     families: dict[str, list[dict]] = {fam: [] for fam in FAMILIES}
     reno: list[dict] = []
     try:

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.cli import testbed_ready
 from vegaskit.proc import sigterm_unwinds
 from vegaskit.testbed import index, iperf, leftovers, report, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
@@ -342,9 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"testbed: --run with --reps {a.reps} would replace those runs' repetitions in "
               f"{a.out} without a report to match: give --out DIR", file=sys.stderr)
         return 2
-    if os.geteuid() != 0:
-        print("testbed: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
-        return 1
+    if rc := testbed_ready("testbed"):
+        return rc
     try:                                # every controller spec, before any run starts
         for s, names in plans:
             for n in names:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from vegaskit import paths
+from vegaskit.cli import testbed_ready
 from vegaskit.proc import sigterm_unwinds
 from vegaskit.testbed import leftovers, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
@@ -63,9 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vegas-plus: --reps {a.reps} would mix with the report's {cases.REPS}: "
               "give --out DIR", file=sys.stderr)
         return 2
-    if os.geteuid() != 0:
-        print("vegas-plus: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
-        return 1
+    if rc := testbed_ready("vegas-plus"):
+        return rc
     files = cases.write_scenarios(base / "scenarios", sel_cases, sel_nets)
     plans = [(Scenario.load(p), sel_ccs) for p in files]
     try:

@@ -34,10 +34,10 @@ import time
 from pathlib import Path
 
 from vegaskit import paths
-from vegaskit.cli import testbed_ready
 from vegaskit.analysis import stats
+from vegaskit.cli import concurrency, testbed_ready
 from vegaskit.cli.results import source_commit
-from vegaskit.testbed import runner
+from vegaskit.testbed.linkemu import FIFO_PRIORITY
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 
 DEFAULT = paths.SCENARIOS / "single_vegas.toml"
@@ -61,8 +61,7 @@ def numbers(sm: dict) -> dict[str, float]:
 def _one(path: str, run: str, profile: str, rep: int, outdir: str, job: int, prio: int) -> dict:
     # A forked worker: the policy travels in its own environment (linkemu.fifo_priority).
     os.environ["VK_LINKEMU_FIFO"] = str(prio)
-    return runner.execute(Scenario.load(path).run(run, profile, rep), Path(outdir), job=job,
-                          plots=False)
+    return concurrency._one(path, run, profile, rep, outdir, job)
 
 
 def batch(pool, s: Scenario, run: str, profile: str, rnd: int, jobs: int, prio: int,
@@ -151,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="ci")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--jobs", type=int, default=4)
-    ap.add_argument("--prio", type=int, default=10)
+    ap.add_argument("--prio", type=int, default=FIFO_PRIORITY)
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
     try:

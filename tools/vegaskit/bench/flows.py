@@ -6,15 +6,10 @@ import os
 import time
 from dataclasses import dataclass
 
+from vegaskit import cpustat
 from vegaskit.testbed import iperf
 from vegaskit.testbed.netns import Lab, Netns
 from vegaskit.testbed.topology import TwoHosts
-
-
-def busy_jiffies() -> int:
-    f = open("/proc/stat").readline().split()[1:]
-    user, nice, system, idle, iowait, irq, softirq = (int(x) for x in f[:7])
-    return user + nice + system + irq + softirq
 
 
 def in_segs(ns: Netns) -> int:
@@ -33,9 +28,9 @@ class Flow:
 
 def one_flow(lab: Lab, p: TwoHosts, cc: str, port: int, seconds: float) -> Flow:
     iperf.server(lab, p.b, port)
-    segs0, j0, t0 = in_segs(p.a), busy_jiffies(), time.monotonic()
+    segs0, j0, t0 = in_segs(p.a), cpustat.now().busy, time.monotonic()
     r = iperf.wait(iperf.client(lab, p.a, p.addr_b, port, cc, seconds), cc, seconds + 30)
-    cpu_s = (busy_jiffies() - j0) / os.sysconf("SC_CLK_TCK")
+    cpu_s = (cpustat.now().busy - j0) / os.sysconf("SC_CLK_TCK")
     acks = in_segs(p.a) - segs0
     gb = r.bytes_received / 1e9
     return Flow(r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb, acks, gb)

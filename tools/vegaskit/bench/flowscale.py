@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 import time
 
+from vegaskit import cpustat
 from vegaskit.analysis.stats import median_summary as summary
 from vegaskit.testbed import iperf
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.topology import veth_pair
 
 from . import bpfstats
-from .flows import busy_jiffies, in_segs
+from .flows import in_segs
 
 OURS, KERNEL = "bpf_vegas", "reno"
 PER_PROCESS = 128
@@ -35,11 +36,11 @@ def flows_at_once(lab, p, cc: str, n: int, seconds: float, port: int) -> tuple[f
     sizes = [min(PER_PROCESS, n - k) for k in range(0, n, PER_PROCESS)]
     for i in range(len(sizes)):
         iperf.server(lab, p.b, port + i)
-    segs0, j0 = in_segs(p.a), busy_jiffies()
+    segs0, j0 = in_segs(p.a), cpustat.now().busy
     clients = [iperf.client(lab, p.a, p.addr_b, port + i, cc, seconds, streams=k)
                for i, k in enumerate(sizes)]
     got = sum(iperf.wait(c, cc, seconds + 60).bytes_received for c in clients)
-    cpu_s = (busy_jiffies() - j0) / os.sysconf("SC_CLK_TCK")
+    cpu_s = (cpustat.now().busy - j0) / os.sysconf("SC_CLK_TCK")
     return cpu_s / (got / 1e9), in_segs(p.a) - segs0
 
 

@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from vegaskit import paths
+from vegaskit import cpustat, paths
 from vegaskit.analysis import stats
 from vegaskit.cli import concurrency, testbed_ready
 from vegaskit.cli.results import source_commit
@@ -136,12 +136,6 @@ def render(setup: dict, rows: list[dict], command: str) -> str:
     return "\n".join(out)
 
 
-def _steal() -> tuple[int, int]:
-    """(steal, total) jiffies of every CPU so far."""
-    f = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-    return f[7], sum(f)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.fifo_ab",
                                  description=__doc__.split("\n")[0])
@@ -167,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         return rc
     raw = paths.BUILD / "fifo_ab"      # per-run files: tens of MB, not for git
     rounds: dict[str, list[list[dict]]] = {arm: [] for arm in ARMS}
-    steal0, t0, commit = _steal(), time.monotonic(), source_commit()
+    cpu0, t0, commit = cpustat.now(), time.monotonic(), source_commit()
     try:
         with cf.ProcessPoolExecutor(a.jobs, mp_context=mp.get_context("fork")) as pool:
             for rnd in range(a.rounds):
@@ -183,14 +177,14 @@ def main(argv: list[str] | None = None) -> int:
     except RuntimeError as e:
         print(f"fifo_ab: {e}", file=sys.stderr)
         return 1
-    steal1 = _steal()
+    cpu1 = cpustat.now()
     rows = analyse(rounds)
     every = [sm for arm in ARMS for rnd in rounds[arm] for sm in rnd]
     setup = {"scenario": s.name, "run": a.run, "profile": a.profile, "rounds": a.rounds,
              "jobs": a.jobs, "prio": a.prio, "cpus": os.cpu_count(),
              "kernel": os.uname().release, "commit": commit,
              "duration_s": every[0]["duration_s"], "wall_s": time.monotonic() - t0,
-             "steal_pct": 100 * (steal1[0] - steal0[0]) / max(1, steal1[1] - steal0[1]),
+             "steal_pct": 100 * (cpu1.steal - cpu0.steal) / max(1, cpu1.total - cpu0.total),
              "labs_max": max(sm.get("labs_alive_max") or 0 for sm in every)}
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "fifo_ab.json").write_text(json.dumps(

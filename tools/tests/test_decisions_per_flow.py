@@ -60,11 +60,11 @@ def test_report_lists_traced_and_named_repetitions_only():
         sms.append({"run": "vegas_a", "rep": rep, "flows": flows})
     sms.append({"run": "reno", "rep": 0, "flows": _flows()})
     body = [r for r in report._per_rep_rows(sms, []) if r.startswith("| vegas_a")]
-    assert body == ["| vegas_a | 0 | S1 bpf_vegas_a | - | 200,000 | - | 40, 40 | 2 | hold 1, inc_adapt 1 | 1, 2, 2, 1.8 | 3 |",
-                    "| vegas_a | 1 | S1 bpf_vegas_a | - | 200,000 | - | 40, 40 | 1 | hold 1 | 1, 1, 1, 1 | - |"]
+    assert body == ["| vegas_a | 0 | S1 bpf_vegas_a | - | 200,000 | - | 40, 40 | 2 | hold 1, inc_adapt 1 | 1, 2, 2, 1.8 | 3 | - |",
+                    "| vegas_a | 1 | S1 bpf_vegas_a | - | 200,000 | - | 40, 40 | 1 | hold 1 | 1, 1, 1, 1 | - | - |"]
     named = [r for r in report._per_rep_rows(sms, ["reno"]) if r.startswith("| reno")]
-    assert named == ["| reno | 0 | S1 bpf_vegas_a | - | 200,000 | - | -, - | - | - | - | - |",
-                     "| reno | 0 | S2 reno | - | 600,000 | - | -, - | - | - | - | - |"]
+    assert named == ["| reno | 0 | S1 bpf_vegas_a | - | 200,000 | - | -, - | - | - | - | - | - |",
+                     "| reno | 0 | S2 reno | - | 600,000 | - | -, - | - | - | - | - | - |"]
     assert report._per_rep_rows(sms[2:], []) == []
 
 
@@ -88,6 +88,29 @@ def test_decisions_at_the_beta_in_force_are_counted_by_rule():
     row = [r for r in report._per_rep_rows([{"run": "pipe", "rep": 0, "flows": flows}], [])
            if r.startswith("| pipe")][0]
     assert "dec_adapt 2 (1 at diff = beta), hold 1 (1 at diff = beta), inc 1, reno 1" in row
+
+
+def test_th_rise_at_inc_adapt_in_packets_per_round():
+    """(Th - Th') x RTT at each decision that raised alpha: one packet more in a
+    40 ms round is 25 packets/s; the first round (no Th') and other rules are left
+    out, and the report gives smallest, median, largest and those under one."""
+    p1 = runner.BASE_PORT + 1
+
+    def rec(t, rule, th, th_prev, rtt_us=40000):
+        return _rec(t, p1, rule, 2) | {"th": th, "th_prev": th_prev, "rtt_us": rtt_us}
+    recs = [rec(1.0, "inc_adapt", 260.0, 0.0),      # no Th' yet: not a rise
+            rec(2.0, "inc_adapt", 275.0, 250.0),    # 25/s x 40 ms = 1 packet
+            rec(3.0, "inc_adapt", 262.5, 250.0),    # half a packet
+            rec(4.0, "inc_adapt", 300.0, 200.0, rtt_us=20000),   # 2 packets
+            rec(5.0, "inc", 400.0, 100.0)]          # another rule
+    flows = _flows()
+    runner.decisions_per_flow(flows, recs, T0)
+    assert flows[0]["decisions"]["adapt_rise"] == {"n": 3, "min": 0.5, "median": 1.0,
+                                                   "max": 2.0, "below_1": 1}
+    row = [r for r in report._per_rep_rows([{"run": "vegas_a", "rep": 0, "flows": flows}], [])
+           if r.startswith("| vegas_a")][0]
+    assert row.endswith("| 0.5, 1, 2; 1 of 3 under 1 |")
+    assert runner.adapt_rises([rec(1.0, "hold", 300.0, 200.0)]) == {}
 
 
 TRACE_CSV = """time_s,type,netns,saddr,sport,daddr,dport,ca,state,cwnd,ssthresh,in_flight,rtt_us,base_rtt_us,cnt_rtt,diff,alpha,beta,th,th_prev,cwnd_after,ssthresh_after,rule,th_cmp,sent,outstanding,mode,foreign
@@ -115,6 +138,9 @@ def test_rerender_backfills_decisions_from_a_committed_trace(tmp_path):
     out = backfill(tmp_path, sms)
     d = out[0]["flows"][0]["decisions"]
     assert d["rules"] == {"inc": 1, "inc_adapt": 1} and d["alpha_rise_s"] == 4.0
+    # Th 1.0 over Th' 0.9 packets/s at a 50 ms RTT: 0.005 packets per round
+    assert d["adapt_rise"] == {"n": 1, "min": 0.005, "median": 0.005, "max": 0.005,
+                               "below_1": 1}
     assert d["base_rtt_min_ms"] == 40.1
     kept = json.loads((tmp_path / "vegas_a" / "rep0" / "summary.json").read_text())
     assert kept["flows"][0]["decisions"] == d and kept["flows"][0]["rtt_min_ms"] == 50.0

@@ -120,10 +120,14 @@ def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
            "arithmetic (vegas_a's and pipe's default) and Linux's (vegas) that is the tie "
            "PIPE decides down and Vegas-A holds at (docs/DESIGN.md §3.6); with "
            "`semantics=exact` the traced diff is rounded down, so it also counts diffs just "
-           "above beta.", "",
+           "above beta. Th's rise at inc_adapt: how far Th stood above Th' at each decision "
+           "that raised alpha, in packets per round ((Th - Th') x RTT, the quantity the tie "
+           "band `th_tie` bounds, docs/DESIGN.md §3.10): smallest, median, largest, and how "
+           "many of them were under one packet.", "",
            "| run | rep | flow | start (s) | lifetime mean (bit/s) | RTT min (ms) | "
-           "baseRTT min, mean (ms) | decisions | by rule | alpha first, max, last, mean | alpha rose at (s) |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "baseRTT min, mean (ms) | decisions | by rule | alpha first, max, last, mean | alpha rose at (s) | "
+           "Th's rise at inc_adapt (packets/round) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for sm, fl in rows:
         d = fl.get("decisions") or {}
         at = d.get("at_beta", {})
@@ -136,8 +140,16 @@ def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
                    f"{num(fl['avg_bps'])} | {num(fl.get('rtt_min_ms'))} | "
                    f"{num(d.get('base_rtt_min_ms'))}, {num(d.get('base_rtt_mean_ms'))} | "
                    f"{num(d.get('count'))} | "
-                   f"{rules} | {alpha} | {num(d.get('alpha_rise_s'))} |")
+                   f"{rules} | {alpha} | {num(d.get('alpha_rise_s'))} | "
+                   f"{_rises(d.get('adapt_rise'))} |")
     return out
+
+
+def _rises(r: dict | None) -> str:
+    if not r:
+        return "-"
+    return (f"{num(r['min'])}, {num(r['median'])}, {num(r['max'])}; "
+            f"{r['below_1']} of {r['n']} under 1")
 
 
 def _aside_rows(aside: list[dict]) -> list[str]:

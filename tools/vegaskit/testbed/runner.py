@@ -20,6 +20,7 @@ import contextlib
 import csv
 import json
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -466,6 +467,9 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
         # in force after each decision; 0 where none was (too few RTT samples)
         held = [r for r in mine if r["alpha"]]
         d = {"count": len(mine), "rules": rules, "at_beta": at_beta}
+        rises = adapt_rises(mine)
+        if rises:
+            d["adapt_rise"] = rises
         based = [r for r in mine if r.get("base_rtt_us")]
         if based:       # the smallest baseRTT it held (above the path's RTT, or not), and
             # how long it held a larger one: a flow that starts behind another's queue
@@ -480,6 +484,20 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
                   "alpha_mean": round(_time_mean(held, fl, t0, "alpha"), 3),
                   "alpha_rise_s": None if rise is None else round(rise, 3)}
         fl["decisions"] = d
+
+
+def adapt_rises(decisions: list[dict]) -> dict:
+    """How far Th rose over Th' at each inc_adapt decision (the rule that raises
+    alpha, docs/DESIGN.md §3.6), in packets per round: (Th - Th') * rtt, the
+    quantity the tie band th_tie bounds (§3.10). Its smallest, median and largest,
+    and how many rose by less than one packet per round: the rises a steady link's
+    RTT noise can make, where a rising rate adds whole packets."""
+    r = sorted((x["th"] - x["th_prev"]) * x["rtt_us"] / 1e6 for x in decisions
+               if x.get("rule") == "inc_adapt" and x.get("th_prev") and x.get("rtt_us"))
+    if not r:
+        return {}
+    return {"n": len(r), "min": round(r[0], 3), "median": round(statistics.median(r), 3),
+            "max": round(r[-1], 3), "below_1": sum(1 for x in r if x < 1)}
 
 
 def link_queues(run: Run, queues: dict[str, list], t_end: float) -> dict[str, dict]:

@@ -250,11 +250,15 @@ def test_sigint_mid_run_leaves_nothing(tmp_path, sig):
 
 
 @pytest.mark.reliability("kill_point")
-@pytest.mark.parametrize("target", ["group", "parent"])
+@pytest.mark.parametrize("target", ["group", "parent", "group-SIGTERM"])
 def test_sigint_mid_batch_of_parallel_runs_stops_everything(tmp_path, target):
-    """`--jobs 2` with runs under way: Ctrl-C (SIGINT to the process group) or a
-    SIGINT to the parent alone stops the batch at once (no further run starts),
-    and every worker's lab, process and controller instance is gone."""
+    """`--jobs 2` with runs under way: Ctrl-C (SIGINT to the process group), a
+    SIGINT to the parent alone, or a SIGTERM to the group (`kill -- -PGID`, `pkill
+    -f`, a service stopped) stops the batch at once (no further run starts), and
+    every worker's lab, process and controller instance is gone. The SIGTERM case
+    once left three of four labs behind: a lab's own SIGTERM handler replaced the
+    worker's, so the parent's SIGINTs, sent each second until the workers end,
+    interrupted the labs' cleanup."""
     before = set(available_cc())
     known = set(owned_namespaces())
     p = interruptible([sys.executable, "-m", "vegaskit.cli.results",
@@ -268,10 +272,10 @@ def test_sigint_mid_batch_of_parallel_runs_stops_everything(tmp_path, target):
         assert len(set(owned_namespaces()) - known) >= 2, "the runs never started"
         time.sleep(3)                                   # flows running in both labs
         t0 = time.monotonic()
-        if target == "group":
-            os.killpg(p.pid, signal.SIGINT)
-        else:
+        if target == "parent":
             p.send_signal(signal.SIGINT)
+        else:
+            os.killpg(p.pid, signal.SIGTERM if target == "group-SIGTERM" else signal.SIGINT)
         _, err = p.communicate(timeout=90)
     finally:
         if p.poll() is None:                            # failed: stop it, leave no run behind

@@ -2,6 +2,8 @@
 report): the counters linkemu keeps per direction, taken over every link, and the
 late releases its queue log times. That linkemu counts and logs a real stall:
 netns-tests/tests/test_calibration.py."""
+import os
+import subprocess
 import time
 
 from vegaskit.testbed import lateness, report
@@ -97,11 +99,17 @@ def test_a_batch_past_the_validated_runs_at_once_is_warned(tmp_path, monkeypatch
     from vegaskit.testbed import leftovers
     monkeypatch.setattr(leftovers, "NETNS_DIR", str(tmp_path))
     assert leftovers.budget_warning(4) is None                  # alone on the host: within
-    (tmp_path / "vk12x0a1b-r1").touch()
+    (tmp_path / f"vk{os.getpid()}x0a1b-r1").touch()             # a live owner's lab
     assert leftovers.budget_warning(3) is None                  # 1 + 3
     warn = leftovers.budget_warning(4)
     assert warn.startswith("warning: 4 runs at once beside 1 lab already alive passes the 4")
     assert "\n" not in warn
+    # a dead owner's lab does not count: the batch's first lab sweeps it away
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (tmp_path / f"vk{gone.pid}xdead-r1").touch()
+    assert leftovers.labs_alive() == 2 and leftovers.labs_alive(live_owners=True) == 1
+    assert "beside 1 lab already alive" in leftovers.budget_warning(4)
 
 
 def test_the_report_says_under_which_policy_the_emulators_ran():

@@ -156,9 +156,12 @@ def owned_namespaces(pid: int | None = None) -> list[str]:
                   and (pid is None or int(m.group(1)) == pid))
 
 
-def labs_alive() -> int:
-    """How many labs (ours or another process's) hold namespaces now: one owner mark each."""
-    return len({NAME_RE.match(n).group(0) for n in owned_namespaces()})
+def labs_alive(live_owners: bool = False) -> int:
+    """How many labs (ours or another process's) hold namespaces now: one owner mark
+    each; with live_owners, only those whose owner still runs (the next lab sweeps
+    the others before it starts)."""
+    return len({m.group(0) for n in owned_namespaces() if (m := NAME_RE.match(n))
+                and not (live_owners and _dead(m))})
 
 
 VALIDATED_AT_ONCE = 4     # runs at once `make concurrency` found changing nothing
@@ -167,7 +170,7 @@ VALIDATED_AT_ONCE = 4     # runs at once `make concurrency` found changing nothi
 def budget_warning(jobs: int) -> str | None:
     """A line for stderr when this batch's runs and the labs already alive pass the
     runs at once that were validated (docs/DESIGN.md §7.1, decision 41); None within it."""
-    alive = labs_alive()
+    alive = labs_alive(live_owners=True)
     if alive + jobs <= VALIDATED_AT_ONCE:
         return None
     return (f"warning: {jobs} run{'s' * (jobs > 1)} at once beside {alive} lab"

@@ -53,10 +53,14 @@ class Lab:
     def __enter__(self) -> "Lab":
         sweep()                 # what a SIGKILLed run (no cleanup of its own) left behind
         self._old_term = None
-        try:
-            self._old_term = signal.signal(signal.SIGTERM, self._on_term)
-        except ValueError:      # not the main thread: the caller handles signals
-            pass
+        # Only where nobody handles SIGTERM yet: a batch's worker has its own
+        # handler, which ignores every later signal so that the parent's repeated
+        # SIGINTs cannot cut this lab's cleanup short (cli/results.py).
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            try:
+                self._old_term = signal.signal(signal.SIGTERM, self._on_term)
+            except ValueError:      # not the main thread: the caller handles signals
+                pass
         return self
 
     def __exit__(self, *exc) -> None:
@@ -66,6 +70,7 @@ class Lab:
 
     @staticmethod
     def _on_term(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)   # one unwinding: the cleanup runs whole
         raise _Terminate()
 
     def netns(self, role: str) -> Netns:

@@ -93,6 +93,9 @@ BAD = [
     (with_('[runs]', '[controllers]\nvk = "vegas --name \'x"\n[runs]'),
      "controllers.vk: No closing quotation"),
     (with_('[runs]', '[controllers]\nvk = " "\n[runs]'), "controllers.vk is empty"),
+    # vk_va_keepbase.j1 would pass the kernel's 15 characters at --jobs 2 or more
+    (with_('[runs]', '[controllers]\nvk_va_keepbase = "vegas_a"\n[runs]'),
+     "controllers.vk_va_keepbase: a name of at most 12 characters"),
     (GOOD + '[[paper.figures]]\nid = "x"\nrun = "nope"\nmetric = "jain"\nvalue = 1\n',
      "unknown run 'nope'"),
     (GOOD + '[[paper.figures]]\nid = "x"\nrun = "vegas"\nmetric = "speed"\nvalue = 1\n',

@@ -43,6 +43,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vegaskit import intf
 from vegaskit.analysis import figures
 
 from .linkemu import LinkParams
@@ -90,6 +91,10 @@ def default_label(i: int, cc: str, nbytes: int | None) -> str:
 # ------------------------------------------------------------ validation
 # Everything a scenario file says is checked before anything runs, so a bad
 # file is one line naming the key, never a traceback or a half-made lab.
+
+# Runs at once load their own instances, NAME.jL (runner.instance_names): the
+# name leaves room for those three characters within TCP_CA_NAME_MAX.
+CONTROLLER_NAME_MAX = intf.NAME_MAX - 1 - 3
 
 TOP_KEYS = {"name", "title", "source", "duration", "trace", "links", "flows", "schedule",
             "runs", "controllers", "profiles", "paper", "report"}
@@ -339,6 +344,10 @@ def validate(doc: dict) -> None:
             raise ScenarioError(f"controllers.{k}: {e} in {v!r}") from None
         if not words:
             raise ScenarioError(f"controllers.{k} is empty: 'VARIANT [KEY=VALUE...]'")
+        if len(k) > CONTROLLER_NAME_MAX:
+            raise ScenarioError(f"controllers.{k}: a name of at most {CONTROLLER_NAME_MAX} "
+                                f"characters, so that a job's instance, {k}.jN, fits the "
+                                f"kernel's {intf.NAME_MAX - 1}")
     for k in ("links", "flows", "schedule", "controllers"):
         _check_placeholders(doc.get(k, {}), k)
     profiles = _table(doc["profiles"], "[profiles]")

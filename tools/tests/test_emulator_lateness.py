@@ -59,7 +59,9 @@ def test_the_report_line_gives_median_and_worst_and_how_many_were_hit():
     calm = report.emulator_line(sms[:2])[0]
     assert "0.4 ms late in median" in calm and "0 had releases 1 ms late or more (0 in all)" in calm
     assert "1 had releases 1 ms late or more (40 in all)" in line
-    assert report.emulator_line([{"run": "older"}]) == []
+    # a run from before the lateness record: only the policy it ran under
+    assert report.emulator_line([{"run": "older"}]) == \
+        ["The emulators ran under the ordinary policy (decision 42).", ""]
     assert "first" not in line                                  # runs that logged no times
 
 
@@ -115,10 +117,16 @@ def test_a_batch_past_the_validated_runs_at_once_is_warned(tmp_path, monkeypatch
 def test_the_report_says_under_which_policy_the_emulators_ran():
     sms = [{"emulator_late_max_ms": 5.0, "emulator_late_1ms": 40, "emulator_fifo": f}
            for f in (10, 10, 0)]
-    assert ("The emulators ran under SCHED_FIFO in 2 of the 3, the ordinary policy in the "
-            "others (decision 42).") in report.emulator_line(sms)[0]
+    assert ("The emulators ran under SCHED_FIFO in 2 of the 3 repetitions, the ordinary "
+            "policy in the others (decision 42).") in report.emulator_line(sms)[0]
     assert "ran under the ordinary policy" in report.emulator_line(sms[2:])[0]
     assert "The emulators ran under SCHED_FIFO (decision 42)." in report.emulator_line(sms[:2])[0]
+    # runs older than the lateness record ran under the ordinary policy, and count
+    old = [{"run": "cubic"}, {"run": "cubic"}]
+    assert ("SCHED_FIFO in 2 of the 4 repetitions, the ordinary policy in the others"
+            in report.emulator_line(sms[:2] + old)[0])
+    assert report.emulator_line(old)[0] == \
+        "The emulators ran under the ordinary policy (decision 42)."
 
 
 def test_the_fifo_priority_comes_from_the_environment(monkeypatch):

@@ -182,8 +182,8 @@ def _policy(fifo: int, runs: int) -> str:
         return "The emulators ran under the ordinary policy (decision 42)."
     if fifo == runs:
         return "The emulators ran under SCHED_FIFO (decision 42)."
-    return (f"The emulators ran under SCHED_FIFO in {fifo} of the {runs}, the ordinary "
-            f"policy in the others (decision 42).")
+    return (f"The emulators ran under SCHED_FIFO in {fifo} of the {runs} repetitions, the "
+            f"ordinary policy in the others (decision 42).")
 
 
 def emulator_line(summaries: list[dict]) -> list[str]:
@@ -195,9 +195,11 @@ def emulator_line(summaries: list[dict]) -> list[str]:
         out = [f"Labs alive at once (runs, tests and benches, this run's included; the most "
                f"during a repetition): {statistics.median(labs):g} in median, {max(labs)} at "
                f"most, over {len(labs)} repetition{'s' * (len(labs) > 1)}.", ""]
+    # over every repetition: those made before runs recorded it ran under the ordinary policy
+    policy = _policy(sum(1 for sm in summaries if sm.get("emulator_fifo")), len(summaries))
     late = [sm for sm in summaries if sm.get("emulator_late_max_ms") is not None]
     if not late:
-        return out
+        return [policy, ""] + out
     worst = [sm["emulator_late_max_ms"] for sm in late]
     hit = [sm for sm in late if sm["emulator_late_1ms"]]
     early = [sm["emulator_late_early_max_ms"] for sm in late
@@ -205,7 +207,7 @@ def emulator_line(summaries: list[dict]) -> list[str]:
     when = (f" In the first {EARLY_S:g} s of each flow, where it takes its base RTT, the latest "
             f"was {statistics.median(early):.3g} ms in median, {max(early):.3g} ms at most "
             f"(over {len(early)})." if early else "")
-    when += " " + _policy(sum(1 for sm in late if sm.get("emulator_fifo")), len(late))
+    when += " " + policy
     return [f"The link emulator's timing (every link, both ways; docs/DESIGN.md §7.1): its "
             f"latest release in a repetition was {statistics.median(worst):.3g} ms late in median, "
             f"{max(worst):.3g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "

@@ -2,6 +2,7 @@
 reader of it, for the bench's CPU-per-GB figures and the studies' steal time."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -39,3 +40,8 @@ def parse(text: str) -> Jiffies:
 
 def now() -> Jiffies:
     return parse(Path("/proc/stat").read_text())
+
+
+def busy_s() -> float:
+    """Seconds every CPU has spent busy so far: the difference of two is a span's CPU."""
+    return now().busy / os.sysconf("SC_CLK_TCK")

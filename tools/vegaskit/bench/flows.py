@@ -2,7 +2,6 @@
 CPU and the sender's received segments counted around it."""
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -28,9 +27,9 @@ class Flow:
 
 def one_flow(lab: Lab, p: TwoHosts, cc: str, port: int, seconds: float) -> Flow:
     iperf.server(lab, p.b, port)
-    segs0, j0, t0 = in_segs(p.a), cpustat.now().busy, time.monotonic()
+    segs0, j0, t0 = in_segs(p.a), cpustat.busy_s(), time.monotonic()
     r = iperf.wait(iperf.client(lab, p.a, p.addr_b, port, cc, seconds), cc, seconds + 30)
-    cpu_s = (cpustat.now().busy - j0) / os.sysconf("SC_CLK_TCK")
+    cpu_s = cpustat.busy_s() - j0
     acks = in_segs(p.a) - segs0
     gb = r.bytes_received / 1e9
     return Flow(r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb, acks, gb)

@@ -14,7 +14,6 @@ Medians with intervals over the rounds.
 """
 from __future__ import annotations
 
-import os
 import time
 
 from vegaskit import cpustat
@@ -36,11 +35,11 @@ def flows_at_once(lab, p, cc: str, n: int, seconds: float, port: int) -> tuple[f
     sizes = [min(PER_PROCESS, n - k) for k in range(0, n, PER_PROCESS)]
     for i in range(len(sizes)):
         iperf.server(lab, p.b, port + i)
-    segs0, j0 = in_segs(p.a), cpustat.now().busy
+    segs0, j0 = in_segs(p.a), cpustat.busy_s()
     clients = [iperf.client(lab, p.a, p.addr_b, port + i, cc, seconds, streams=k)
                for i, k in enumerate(sizes)]
     got = sum(iperf.wait(c, cc, seconds + 60).bytes_received for c in clients)
-    cpu_s = (cpustat.now().busy - j0) / os.sysconf("SC_CLK_TCK")
+    cpu_s = cpustat.busy_s() - j0
     return cpu_s / (got / 1e9), in_segs(p.a) - segs0
 
 

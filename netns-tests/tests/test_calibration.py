@@ -290,7 +290,10 @@ def test_a_packet_waits_its_delay_from_its_own_arrival_when_reads_run_late(monke
     late = [e for e in read_qlog(tmp_path / "q.csv") if e.event == "late"]
     assert len(late) == stats["ab"]["late_1ms"] + stats["ba"]["late_1ms"], late
     assert all(e.late_us >= 1_000 for e in late), late
-    assert int(stats["ab"]["late_max_us"]) == max(e.late_us for e in late if e.dir == "ab")
+    # the log truncates to whole microseconds, the counters round to 0.1: 2077.96 us is
+    # logged 2077 and counted 2078.0
+    worst = max(e.late_us for e in late if e.dir == "ab")
+    assert worst <= stats["ab"]["late_max_us"] <= worst + 1, (worst, stats["ab"])
     assert path.link.t0_us <= late[0].t_us, (path.link.t0_us, late[0])
     # send_ns is taken before the datagram leaves, recv_ns after it arrived: no link that
     # holds each packet its delay can give less

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from vegaskit.testbed import leftovers, runner
+from vegaskit.testbed import leftovers, runner, scenario
 
 
 def test_slots_are_distinct_skip_names_in_use_and_return_on_close(tmp_path, monkeypatch):
@@ -44,7 +44,7 @@ def test_every_slot_keeps_every_instance_name_legal_and_distinct():
     """bpf_vegas_plus.jL would be 17 characters: it runs as vegas_plus.jL."""
     run = SimpleNamespace(flows=[SimpleNamespace(cc=c) for c in runner.intf.CONTROLLERS],
                           controllers={})
-    for job in range(1, len(runner.SLOT_LABELS) + 1):
+    for job in range(1, len(scenario.SLOT_LABELS) + 1):
         names = runner.instance_names(run, job)
         assert all(len(n) < runner.intf.NAME_MAX for n in names.values())
         assert len(set(names.values())) == len(names)

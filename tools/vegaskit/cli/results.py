@@ -32,7 +32,7 @@ from vegaskit import paths
 from vegaskit.cli import testbed_ready
 from vegaskit.proc import sigterm_unwinds
 from vegaskit.testbed import index, iperf, leftovers, report, runner
-from vegaskit.testbed.scenario import Scenario, ScenarioError
+from vegaskit.testbed.scenario import SLOT_LABELS, Scenario, ScenarioError, job_suffix
 
 INDEX_PROFILE = "full"
 
@@ -110,9 +110,8 @@ def claim_slot() -> tuple[int, int]:
     """A job slot no other run on this host holds, this batch's or another's, and
     whose instance names nothing has registered (a batch that predates slots)."""
     def in_use(n: int) -> bool:
-        suffix = f".j{runner.SLOT_LABELS[n - 1]}"
-        return any(name.endswith(suffix) for name in runner.registered())
-    return leftovers.claim_slot(len(runner.SLOT_LABELS), in_use)
+        return any(name.endswith(job_suffix(n)) for name in runner.registered())
+    return leftovers.claim_slot(len(SLOT_LABELS), in_use)
 
 
 def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,

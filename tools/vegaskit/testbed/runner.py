@@ -34,7 +34,7 @@ from vegaskit.analysis import metrics
 from . import iperf, lateness, leftovers, tcpprobe, topology
 from .linkemu import read_qlog
 from .netns import Lab
-from .scenario import Run
+from .scenario import Run, job_suffix
 from .vtrace import VEGASCTL, Trace
 
 BASE_PORT = 5201
@@ -48,23 +48,18 @@ def variant_of(cc: str) -> str | None:
     return cc[4:] if cc in intf.CONTROLLERS else None
 
 
-# A job slot's one-character label: instance names stay within TCP_CA_NAME_MAX
-# (bpf_vegas_fr.jN is 15 characters) for as many slots as the host hands out.
-SLOT_LABELS = "123456789abcdefghijklmnopqrstuvwxyz"
-
-
 def instance_names(run: Run, job: int) -> dict[str, str]:
     """The controller instance each of the run's ccs runs on. Job 0 uses the
     names themselves; job N > 0, one of several runs at once, its own
-    instances, NAME.jL (L = SLOT_LABELS[N - 1]), so that no run unloads a
+    instances, NAME.jL (scenario.job_suffix), so that no run unloads a
     controller another still uses; a name too long for that loses its bpf_
     prefix (bpf_vegas_plus.j1 would be 17 characters, vegas_plus.j1 is 13)."""
     out = {}
     for cc in sorted({f.cc for f in run.flows}):
         ours = cc in run.controllers or variant_of(cc)
-        out[cc] = f"{cc}.j{SLOT_LABELS[job - 1]}" if ours and job else cc
+        out[cc] = cc + job_suffix(job) if ours and job else cc
         if len(out[cc]) >= intf.NAME_MAX and cc.startswith("bpf_"):
-            out[cc] = f"{cc.removeprefix('bpf_')}.j{SLOT_LABELS[job - 1]}"
+            out[cc] = cc.removeprefix("bpf_") + job_suffix(job)
         if len(out[cc]) >= intf.NAME_MAX:
             raise RuntimeError(f"controller name '{cc}' is too long for job {job}'s "
                                f"instance '{out[cc]}' (at most {intf.NAME_MAX - 1} characters)")

@@ -92,9 +92,18 @@ def default_label(i: int, cc: str, nbytes: int | None) -> str:
 # Everything a scenario file says is checked before anything runs, so a bad
 # file is one line naming the key, never a traceback or a half-made lab.
 
-# Runs at once load their own instances, NAME.jL (runner.instance_names): the
-# name leaves room for those three characters within TCP_CA_NAME_MAX.
-CONTROLLER_NAME_MAX = intf.NAME_MAX - 1 - 3
+# Runs at once load their own instances, NAME.jL (runner.instance_names), L a
+# job slot's one-character label: as many slots as the host hands out, and a
+# [controllers] name leaves room for the suffix within TCP_CA_NAME_MAX.
+SLOT_LABELS = "123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def job_suffix(job: int) -> str:
+    """What job N > 0's instance of a controller adds to its name."""
+    return f".j{SLOT_LABELS[job - 1]}"
+
+
+CONTROLLER_NAME_MAX = intf.NAME_MAX - 1 - len(job_suffix(1))
 
 TOP_KEYS = {"name", "title", "source", "duration", "trace", "links", "flows", "schedule",
             "runs", "controllers", "profiles", "paper", "report"}

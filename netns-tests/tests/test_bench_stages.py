@@ -115,7 +115,7 @@ def test_flow_count_stage_runs_every_count_for_both_controllers():
 
 def test_emulator_stage_measures_delay_error_and_rate():
     """The emulator stage at one rate: errors are small next to the 20 ms it adds
-    (the host's stacks included) under both policies, and the unlimited link
+    (the host's stacks included) under every policy, and the unlimited link
     carries traffic."""
     from vegaskit.bench import emulator
     r = emulator.run(rounds=1, seconds=1.0, rates=(10_000_000,))
@@ -123,15 +123,18 @@ def test_emulator_stage_measures_delay_error_and_rate():
     assert -100 < e["p50"]["median"] < 2_000 and e["p99"]["median"] <= e["max"]["median"]
     assert 0 < v["p50"]["median"] < 2_000
     assert r["max_gbit_s"]["median"] > 0.05 and r["cpu_s_per_gbit"]["median"] > 0
-    # the same round measured the other scheduling policy too (decision 42), where the
-    # host allows SCHED_FIFO; where it does not, the stage says nothing of it
+    # the same round measured the other scheduling policies too (decision 42): ordinary,
+    # SCHED_FIFO polling ordinary, SCHED_FIFO polling under it, where the host allows
+    # SCHED_FIFO; where it does not, the stage says nothing of them
     if r["fifo"] == 0 and not emulator.fifo_allowed():
-        assert "other_policy" not in r
+        assert r["other_policies"] == []
         return
-    other = r["other_policy"]
-    assert other["fifo"] == (0 if r["fifo"] else emulator.FIFO_PRIORITY)
-    o = other["error_us"][10_000_000]
-    assert -100 < o["p50"]["median"] < 2_000 and o["p99"]["median"] <= o["max"]["median"]
+    every = {(x["fifo"], x["fifo_poll"]) for x in emulator.measured(r)}
+    prio = r["fifo"] or emulator.FIFO_PRIORITY
+    assert every == {(0, 0), (prio, 0), (prio, r["fifo_poll"] or emulator.POLL_PCT)}
+    for other in r["other_policies"]:
+        o = other["error_us"][10_000_000]
+        assert -100 < o["p50"]["median"] < 2_000 and o["p99"]["median"] <= o["max"]["median"]
 
 
 def test_tracing_and_overhead_stages_compare_within_rounds():

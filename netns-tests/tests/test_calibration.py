@@ -45,7 +45,8 @@ import pytest
 from conftest import available_cc
 from vegaskit.testbed import leftovers, netns, runner, udpprobe
 from vegaskit.testbed.probes import probe_recv, probe_result, probe_send
-from vegaskit.testbed.linkemu import FIFO_PRIORITY, LINKEMU, Change, LinkParams, read_qlog
+from vegaskit.testbed.linkemu import (FIFO_PRIORITY, LINKEMU, Change, LinkParams, fifo_allowed,
+                                      read_qlog)
 from vegaskit.testbed.topology import dumbbell, receiver_addr, two_hosts
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.scenario import Scenario
@@ -589,6 +590,31 @@ def test_emulators_sleep_under_sched_fifo_unless_told_not_to_and_still_carry_pac
         assert path.link.fifo == 0
 
 
+@pytest.mark.parametrize("pct", [0, 5])
+def test_the_busy_poll_stays_under_sched_fifo_only_within_its_budget(pct, monkeypatch):
+    """--fifo-poll PCT: the poll before a release may stay under SCHED_FIFO for PCT percent
+    of the time (and a 2 ms bank); datagrams 50 us apart keep it polling all the time, so
+    the rest of it is ordinary. PCT 0: every poll is ordinary, as before it existed."""
+    if not fifo_allowed():
+        pytest.skip("this host refuses SCHED_FIFO (no real-time budget)")
+    with Lab() as lab:
+        path = two_hosts(lab, LinkParams(delay_us=20_000), fifo=FIFO_PRIORITY, fifo_poll=pct)
+        rx = probe_recv(lab, path.b, 9002, idle=1.0, max_wait=20)
+        tx = probe_send(lab, path.a, path.addr_b, 9002, 10_000, 20_000, size=100)
+        probe_result(tx, timeout=20)
+        got = probe_result(rx, timeout=25)
+        stats = path.link.stop()
+    assert stats["ab"]["pkts_out"] == 10_000 and got["seq"], stats["ab"]
+    elapsed_ms = (stats["t_us"] - stats["t0_us"]) / 1e3
+    polled_ms = stats["poll_fifo_ms"] + stats["poll_other_ms"]
+    assert stats["poll_fifo_ms"] <= pct / 100 * elapsed_ms + 2 + 1e-3, stats
+    assert stats["poll_other_ms"] > 50, stats       # the budget ran out: the rest is ordinary
+    if pct:     # and what it allowed was used: the traffic's half second polled throughout
+        assert stats["poll_fifo_ms"] > pct / 200 * polled_ms, stats
+    else:
+        assert stats["poll_fifo_ms"] == 0, stats
+
+
 @pytest.mark.reliability("bad_input")
 def test_bad_arguments_exit_2_with_one_line():
     for argv in (["-a", "x:y"], ["-a", "x:y", "-b", "z:w", "--ab", "rate_bps=fast"],
@@ -596,6 +622,8 @@ def test_bad_arguments_exit_2_with_one_line():
                  ["-a", "x:y", "-b", "z:w", "--ab", "loss=1.5"],
                  ["-a", "x:y", "-b", "z:w", "--ab", "spare_retx=2"],
                  ["-a", "x:y", "-b", "z:w", "--fifo", "0"], ["-a", "x:y", "-b", "z:w", "--fifo", "100"],
+                 ["-a", "x:y", "-b", "z:w", "--fifo", "10", "--fifo-poll", "51"],
+                 ["-a", "x:y", "-b", "z:w", "--fifo-poll", "10"],
                  ["--nope"]):
         reliability.case()
         r = subprocess.run([str(LINKEMU), *argv], capture_output=True, text=True, timeout=5)

@@ -65,6 +65,9 @@ static const char usage[] =
 "      --fifo PRIO      sleep under SCHED_FIFO at PRIO (1..99): a wake-up then waits\n"
 "                       for no ordinary task; the busy-poll before a release stays\n"
 "                       ordinary (default: the ordinary policy throughout)\n"
+"      --fifo-poll PCT  with --fifo, busy-poll under SCHED_FIFO too, for at most PCT\n"
+"                       percent of a core (0..50); past it, polls are ordinary\n"
+"                       (default 0: every poll ordinary)\n"
 "SPEC is key=value[,key=value]...:\n"
 "  rate_bps    IP-packet bits per second (k/M/G suffixes ok), 0 = unlimited (default)\n"
 "  delay_us    one-way propagation delay, microseconds (default 0)\n"
@@ -92,6 +95,7 @@ struct opts {
 	const char *ctl, *qlog, *stats;
 	uint64_t max_spin_ns;
 	int fifo;			/* SCHED_FIFO priority, 0: the default policy */
+	unsigned int fifo_poll_pct;	/* share of a core polling may take under it */
 	struct param_update init[3];	/* both, ab, ba, in that order */
 	struct change changes[MAX_CHANGES];
 	unsigned int nchanges;
@@ -125,10 +129,10 @@ static struct {
  * fills most of a core, which under SCHED_FIFO no sender could use.
  */
 static int fifo_prio;		/* 0: the ordinary policy throughout */
+static bool now_fifo;
 
 static int fifo_sleep(bool asleep)
 {
-	static int now_fifo;
 	struct sched_param sp = { .sched_priority = asleep ? fifo_prio : 0 };
 
 	if (!fifo_prio || now_fifo == asleep)
@@ -137,6 +141,43 @@ static int fifo_sleep(bool asleep)
 		return -1;
 	now_fifo = asleep;
 	return 0;
+}
+
+/*
+ * --fifo-poll: each drop to the ordinary policy makes the kernel reschedule at once
+ * (a task switched to the fair class is preempted on the spot), and any ordinary task
+ * runnable on this CPU may then keep it past the release. Polling under SCHED_FIFO
+ * avoids that, but starves this CPU's ordinary tasks while it lasts (sched_yield()
+ * gives way to equal SCHED_FIFO tasks only, the other emulators), so it runs on a
+ * budget: PCT percent of the time elapsed, banked up to FIFO_POLL_BANK_NS. At 1 to 10
+ * Mbit/s a poll of a guard's length before each release fits in it; at 100 Mbit/s,
+ * where polling fills most of a core, the budget runs out and polls turn ordinary.
+ */
+#define FIFO_POLL_BANK_NS	(2 * NSEC_PER_MSEC)
+
+static struct {
+	unsigned int pct;
+	uint64_t bank, at;		/* ns of polling allowed; when last counted */
+	uint64_t fifo_ns, other_ns;	/* time spent polling under each policy */
+} fpoll;
+
+/* Count the time since the last call as polling under the policy it ran under (or not
+ * polling, if !polled), and say whether the next poll may stay under SCHED_FIFO. */
+static bool fifo_poll_ok(uint64_t now, bool polled)
+{
+	uint64_t dt = now - fpoll.at;
+
+	fpoll.at = now;
+	fpoll.bank += dt * fpoll.pct / 100;
+	if (fpoll.bank > FIFO_POLL_BANK_NS)
+		fpoll.bank = FIFO_POLL_BANK_NS;
+	if (polled && now_fifo) {
+		fpoll.fifo_ns += dt;
+		fpoll.bank = fpoll.bank > dt ? fpoll.bank - dt : 0;
+	} else if (polled) {
+		fpoll.other_ns += dt;
+	}
+	return fpoll.bank > 0;
 }
 
 static void waker_sample(uint64_t late)
@@ -276,7 +317,7 @@ static void read_stall_from_env(void)
 static void parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_BOTH = 256, O_AB, O_BA, O_AT, O_MTU, O_SEED, O_CTL, O_QLOG, O_STATS,
-	       O_SPIN, O_FIFO };
+	       O_SPIN, O_FIFO, O_FIFO_POLL };
 	static const struct option longopts[] = {
 		{ "side-a", required_argument, NULL, 'a' },
 		{ "side-b", required_argument, NULL, 'b' },
@@ -291,6 +332,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "stats", required_argument, NULL, O_STATS },
 		{ "max-spin-us", required_argument, NULL, O_SPIN },
 		{ "fifo", required_argument, NULL, O_FIFO },
+		{ "fifo-poll", required_argument, NULL, O_FIFO_POLL },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -356,6 +398,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 				usage_error("--fifo %s: expected a priority 1..99", optarg);
 			o->fifo = (int)v;
 			break;
+		case O_FIFO_POLL:
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || v > 50)
+				usage_error("--fifo-poll %s: expected a percentage 0..50", optarg);
+			o->fifo_poll_pct = (unsigned int)v;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
@@ -367,6 +416,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->fifo_poll_pct && !o->fifo)
+		usage_error("--fifo-poll needs --fifo");
 	if (!o->ns[0] || !o->ns[1])
 		usage_error("both -a NS:DEV and -b NS:DEV are required");
 	if (!strcmp(o->ns[0], o->ns[1]) && !strcmp(o->dev[0], o->dev[1]))
@@ -399,9 +450,11 @@ static int stats_json(char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "{\"t0_us\":%" PRIu64 ",\"t_us\":%" PRIu64 ","
 			 "\"timer_wakes\":%" PRIu64 ",\"timer_late_us\":%.1f,"
-			 "\"spin_guard_us\":%.1f,\"ab\":",
+			 "\"spin_guard_us\":%.1f,\"poll_fifo_ms\":%.3f,"
+			 "\"poll_other_ms\":%.3f,\"ab\":",
 			 t0 / NSEC_PER_USEC, now_ns() / NSEC_PER_USEC, waker.wakes,
-			 waker.late_avg / 1e3, waker.guard / 1e3);
+			 waker.late_avg / 1e3, waker.guard / 1e3, fpoll.fifo_ns / 1e6,
+			 fpoll.other_ns / 1e6);
 
 	n += dir_json(&dirs[0], buf + n, len - n);
 	n += snprintf(buf + n, len - n, ",\"ba\":");
@@ -504,6 +557,7 @@ int main(int argc, char **argv)
 	unsigned int next_change = 0;
 	int home_ns, ctl_fd = -1, sig_fd, i;
 	struct pollfd pfd[5];
+	struct timespec zero = { 0, 0 }, *tsp = NULL;	/* &zero: polling */
 	int timer_fd;
 	FILE *qlog = NULL;
 	sigset_t mask;
@@ -512,6 +566,7 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	read_stall_from_env();
 	fifo_prio = o.fifo;
+	fpoll.pct = o.fifo_poll_pct;
 	if (fifo_prio && fifo_sleep(true))
 		die("--fifo %d: %s", o.fifo, strerror(errno));
 	sort_changes(&o);
@@ -575,13 +630,13 @@ int main(int argc, char **argv)
 	pfd[3] = (struct pollfd){ .fd = ctl_fd, .events = POLLIN };	/* -1: ignored */
 	pfd[4] = (struct pollfd){ .fd = timer_fd, .events = POLLIN };
 
-	t0 = last_flush = now_ns();
+	t0 = last_flush = fpoll.at = now_ns();
 	printf("ready t0_us=%" PRIu64 "\n", t0 / NSEC_PER_USEC);
 	fflush(stdout);
 
 	while (!stop) {
 		uint64_t now = now_ns(), next, rel;
-		struct timespec zero = { 0, 0 }, *tsp = NULL;
+		bool polled = tsp != NULL;
 		int n;
 
 		/* A scheduled change takes effect at its time, not at our wake-up. */
@@ -612,9 +667,11 @@ int main(int argc, char **argv)
 		if (next <= now) {
 			/* Within the guard of a release, or more is due: spin. */
 			tsp = &zero;
-			fifo_sleep(false);
+			fifo_sleep(fifo_poll_ok(now, polled));
 			sched_yield();
 		} else {
+			fifo_poll_ok(now, polled);
+			tsp = NULL;
 			fifo_sleep(true);
 			if (next != waker.armed) {
 				struct itimerspec its = { 0 };

@@ -69,7 +69,11 @@ def synthetic() -> dict:
         "tracing": {"rounds": 6, "seconds": 4, "offloads_off": trace, "offloads_default": trace},
         "linkemu": {"rounds": 6, "seconds": 4, "delay_ms": 20, "load": 0.2, "payload": 1000,
                     "error_us": err, "app_error_us": err, "veth_us": err, "fifo": 10,
-                    "other_policy": {"fifo": 0, "error_us": err, "app_error_us": err},
+                    "fifo_poll": 0,
+                    "other_policies": [{"fifo": 0, "fifo_poll": 0, "error_us": err,
+                                        "app_error_us": err},
+                                       {"fifo": 10, "fifo_poll": 10, "error_us": err,
+                                        "app_error_us": err}],
                     "max_gbit_s": _s(1.7), "cpu_s_per_gbit": _s(0.5)},
         "swap": {"pair": ["bpf_vegas", "bpf_vegas_a"], "rounds": 6,
                  "sizes": [{"connections": n, "swaps": 12, "move_ms": _s(n / 400),
@@ -89,9 +93,11 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     text = bench.report(r)
     for name in bench.STAGES:
         assert f"![{name}]({name}.png)" in text
-    # both policies, the testbed's first (decision 42)
-    assert "| 10 Mbit/s | SCHED_FIFO 10 | 50 [45, 55] |" in text
-    assert text.index("| 10 Mbit/s | SCHED_FIFO 10 |") < text.index("| 10 Mbit/s | ordinary |")
+    # every policy, the testbed's first (decision 42)
+    assert "| 10 Mbit/s | SCHED_FIFO 10, polling ordinary | 50 [45, 55] |" in text
+    assert text.index("| 10 Mbit/s | SCHED_FIFO 10, polling ordinary |") \
+        < text.index("| 10 Mbit/s | ordinary |") \
+        < text.index("| 10 Mbit/s | SCHED_FIFO 10, polling under it up to 10% of a core |")
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text     # the split of per ACK
     assert "costs +3.0 [+2.7, +3.3]% per ACK on the emulated path" in text   # its check
     assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision
@@ -139,3 +145,17 @@ def test_a_stopped_runs_finished_stages_count_as_figures(tmp_path, monkeypatch, 
         "reno bpf_vegas" if "tcp_available" in str(self) else open(self).read()))
     assert bench.main(["--stage", "flows"]) == 1       # past the check: refused as busy
     assert "already loaded" in capsys.readouterr().err
+
+
+def test_an_older_emulator_stage_with_one_other_policy_still_renders(tmp_path):
+    """bench.json written before the --fifo-poll variant held other_policy, one dict."""
+    from vegaskit.bench import plots
+    r = synthetic()
+    e = r["linkemu"]
+    e["other_policy"] = e.pop("other_policies")[0]
+    del e["fifo_poll"], e["other_policy"]["fifo_poll"]
+    text = bench.report(r)
+    assert text.index("| 10 Mbit/s | SCHED_FIFO 10 |") < text.index("| 10 Mbit/s | ordinary |")
+    assert "polling" not in text
+    plots.write(r, tmp_path)
+    assert (tmp_path / "linkemu.png").stat().st_size > 0

@@ -70,3 +70,14 @@ def test_a_bad_vk_linkemu_fifo_is_refused_before_any_run(value, monkeypatch, cap
     scenario = str(fifo_ab.DEFAULT)
     assert results.main([scenario, "--profile", "ci", "--run", "vegas", "--out", "/nonexistent"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["x", "-5", "51"])
+def test_a_bad_vk_linkemu_fifo_poll_is_refused_before_any_run(value, monkeypatch, capsys):
+    from vegaskit.cli import testbed_ready
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    monkeypatch.delenv("VK_LINKEMU_FIFO", raising=False)
+    monkeypatch.setenv("VK_LINKEMU_FIFO_POLL", value)
+    assert testbed_ready("testbed") == 2
+    assert capsys.readouterr().err == \
+        f"testbed: VK_LINKEMU_FIFO_POLL='{value}': expected a percentage 0..50\n"

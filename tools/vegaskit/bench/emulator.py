@@ -12,10 +12,11 @@ not the emulator's, stays out; the error at the application, wake-up included,
 is reported beside it. The same datagrams over a plain veth give the host
 stacks' own share. Per round: p50, p99 and max; the figure is their median with
 its interval over rounds.
-Both scheduling policies (decision 42): each round measures every rate under
-the testbed's policy (fifo_priority()) and under the other one (the ordinary
-policy, or SCHED_FIFO at FIFO_PRIORITY where the host allows it), back to back
-in an order alternated by round, so drift in the host falls on both.
+Every scheduling policy (decision 42): each round measures every rate under
+the testbed's policy (fifo_priority(), fifo_poll_pct()) and under the others the
+host allows: the ordinary policy, SCHED_FIFO with an ordinary busy-poll and
+SCHED_FIFO with its busy-poll under it on a budget (linkemu --fifo-poll), back to
+back in an order alternated by round, so drift in the host falls on all.
 Maximum rate: cubic through an unlimited link; CPU per Gbit/s is linkemu's own
 process time (/proc/PID/stat) over what it carried.
 """
@@ -25,7 +26,8 @@ import os
 
 from vegaskit.analysis.stats import median_summary as summary
 from vegaskit.testbed import iperf
-from vegaskit.testbed.linkemu import FIFO_PRIORITY, LinkParams, fifo_allowed, fifo_priority
+from vegaskit.testbed.linkemu import (FIFO_PRIORITY, LinkParams, fifo_allowed, fifo_poll_pct,
+                                      fifo_priority)
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.probes import probe_recv, probe_result, probe_send
 from vegaskit.testbed.topology import two_hosts, veth_pair
@@ -36,6 +38,7 @@ PAYLOAD = 1000                   # UDP payload bytes
 IP_BYTES = PAYLOAD + 8 + 20
 LOAD = 0.2                       # of the link's rate
 PORT = 9300
+POLL_PCT = 10                    # the --fifo-poll budget measured where the testbed has none
 
 
 
@@ -86,23 +89,48 @@ def _add(out: dict[str, list[float]], xs: list[float]) -> None:
     out["max"].append(max(xs))
 
 
+def policies() -> list[tuple[int, int]]:
+    """(SCHED_FIFO priority, --fifo-poll budget) of each policy measured, the testbed's
+    first; (0, 0) is the ordinary policy."""
+    ours = (fifo_priority(), fifo_poll_pct() if fifo_priority() else 0)
+    if not ours[0] and not fifo_allowed():
+        return [ours]
+    prio = ours[0] or FIFO_PRIORITY
+    every = [(0, 0), (prio, 0), (prio, ours[1] or POLL_PCT)]
+    return [ours] + [p for p in every if p != ours]
+
+
+def policy_name(x: dict) -> str:
+    """A policy's name in the emulator's table (decision 42)."""
+    if not x.get("fifo"):
+        return "ordinary"
+    poll = (f", polling under it up to {x['fifo_poll']}% of a core" if x.get("fifo_poll")
+            else ", polling ordinary" if "fifo_poll" in x else "")
+    return f"SCHED_FIFO {x['fifo']}{poll}"
+
+
+def measured(e: dict) -> list[dict]:
+    """The policies the stage measured, the testbed's first. Older runs hold one other
+    (other_policy) or none: the ordinary one unless recorded."""
+    return [e] + e.get("other_policies", [e["other_policy"]] if "other_policy" in e else [])
+
+
 def run(rounds: int, seconds: float, rates: tuple[int, ...] = RATES) -> dict:
-    ours = fifo_priority()
-    # the testbed's policy, then the other one, where the host allows SCHED_FIFO
-    policies = (ours, 0) if ours else (0, FIFO_PRIORITY) if fifo_allowed() else (0,)
-    err = {f: {r: _quantiles() for r in rates} for f in policies}
-    app = {f: {r: _quantiles() for r in rates} for f in policies}
+    pols = policies()
+    err = {f: {r: _quantiles() for r in rates} for f in pols}
+    app = {f: {r: _quantiles() for r in rates} for f in pols}
     base = {r: _quantiles() for r in rates}
     for rnd in range(rounds):
         for rate in (rates if rnd % 2 == 0 else tuple(reversed(rates))):
             pps = LOAD * rate / (IP_BYTES * 8)
-            for fifo in (policies if rnd % 2 == 0 else tuple(reversed(policies))):
+            for pol in (pols if rnd % 2 == 0 else pols[::-1]):
                 with Lab() as lab:
                     p = two_hosts(lab, LinkParams(rate_bps=rate, delay_us=DELAY_US,
-                                                  limit_pkts=10_000), fifo=fifo)
+                                                  limit_pkts=10_000), fifo=pol[0],
+                                  fifo_poll=pol[1])
                     got = one_way(lab, p, pps, seconds)
-                    _add(err[fifo][rate], emulator_error_us(got, rate))
-                    _add(app[fifo][rate], emulator_error_us(got, rate, "recv_ns"))
+                    _add(err[pol][rate], emulator_error_us(got, rate))
+                    _add(app[pol][rate], emulator_error_us(got, rate, "recv_ns"))
             with Lab() as lab:
                 r = one_way(lab, veth_pair(lab), pps, seconds)
                 _add(base[rate], [(t1 - t0) / 1000 for t0, t1 in zip(r["send_ns"], r["kernel_ns"])])
@@ -121,10 +149,10 @@ def run(rounds: int, seconds: float, rates: tuple[int, ...] = RATES) -> dict:
             # CPU seconds per gigabit carried: cores busy per Gbit/s
             cpu_per_gbit.append(cpu_s / (res.bytes_received * 8 / 1e9))
     return {"rounds": rounds, "seconds": seconds, "delay_ms": DELAY_US / 1000, "load": LOAD,
-            "payload": PAYLOAD, "fifo": ours, **_errors(err[ours], app[ours]),
-            **({"other_policy": {"fifo": policies[1],
-                                 **_errors(err[policies[1]], app[policies[1]])}}
-               if len(policies) > 1 else {}),
+            "payload": PAYLOAD, "fifo": pols[0][0], "fifo_poll": pols[0][1],
+            **_errors(err[pols[0]], app[pols[0]]),
+            "other_policies": [{"fifo": f, "fifo_poll": fp, **_errors(err[(f, fp)], app[(f, fp)])}
+                               for f, fp in pols[1:]],
             "veth_us": _summaries(base),
             "max_gbit_s": summary(gbit), "cpu_s_per_gbit": summary(cpu_per_gbit)}
 

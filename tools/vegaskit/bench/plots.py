@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from vegaskit.analysis.plots import plt, save
+from vegaskit.bench import emulator
 
 
 def _med_err(xs: list[dict], scale: float = 1.0) -> tuple[list[float], list[list[float]]]:
@@ -88,11 +89,11 @@ def tracing(t: dict, out: Path) -> None:
 def linkemu(e: dict, out: Path) -> None:
     rates = list(e["error_us"])
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    # the testbed's policy filled, the other one (decision 42) hollow beside it
-    sets = [(e, "o", "full", 0.0)] + ([(e["other_policy"], "s", "none", 0.07)]
-                                      if "other_policy" in e else [])
+    # the testbed's policy filled, the others (decision 42) hollow beside it
+    looks = [("o", "full"), ("s", "none"), ("^", "none"), ("D", "none")]
+    sets = [(x, *looks[k % len(looks)], 0.06 * k) for k, x in enumerate(emulator.measured(e))]
     for x, marker, fill, shift in sets:
-        name = f"SCHED_FIFO {x['fifo']}" if x.get("fifo") else "ordinary"
+        name = emulator.policy_name(x)
         for i, (q, color) in enumerate((("p50", "tab:blue"), ("p99", "tab:orange"),
                                         ("max", "tab:red"))):
             med, err = _med_err([x["error_us"][r][q] for r in rates])

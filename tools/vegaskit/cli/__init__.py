@@ -6,14 +6,16 @@ import sys
 
 def testbed_ready(prog: str) -> int:
     """0 when this process may run the testbed's labs; otherwise the exit code, after one
-    line on stderr: root is needed (namespaces, BPF), and VK_LINKEMU_FIFO, when set, must
-    be a priority (decision 42), checked before any run starts."""
-    from vegaskit.testbed.linkemu import fifo_priority
+    line on stderr: root is needed (namespaces, BPF), and VK_LINKEMU_FIFO and
+    VK_LINKEMU_FIFO_POLL, when set, must be a priority and a percentage (decision 42),
+    checked before any run starts."""
+    from vegaskit.testbed.linkemu import fifo_poll_pct, fifo_priority
     if os.geteuid() != 0:
         print(f"{prog}: must be run as root (namespaces, BPF): try sudo", file=sys.stderr)
         return 1
     try:
         fifo_priority()
+        fifo_poll_pct()
     except ValueError as e:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2

@@ -215,16 +215,10 @@ def tracing_direct_table(t: dict) -> list[str]:
     return lines + [""]
 
 
-def _policy(fifo: int) -> str:
-    """A policy's name in the emulator's table (decision 42)."""
-    return f"SCHED_FIFO {fifo}" if fifo else "ordinary"
-
-
 def emulator_section(e: dict) -> list[str]:
-    # Runs before the stage measured both policies hold one: the ordinary one unless recorded.
-    sets = [e] + ([e["other_policy"]] if "other_policy" in e else [])
-    both = ("; each round measured both scheduling policies (decision 42), back to back, "
-            f"the testbed's ({_policy(e.get('fifo', 0))}) first" if len(sets) > 1 else "")
+    sets = emulator.measured(e)
+    both = ("; each round measured every scheduling policy (decision 42), back to back, "
+            f"the testbed's ({emulator.policy_name(e)}) first" if len(sets) > 1 else "")
     lines = ["## Link emulator", "",
              f"Method: {e['rounds']} rounds; UDP datagrams of {e['payload']} bytes at "
              f"{e['load']:.0%} of the rate through a {e['delay_ms']:g} ms link; error = one-way "
@@ -239,11 +233,11 @@ def emulator_section(e: dict) -> list[str]:
         for x in sets:
             d = x["error_us"][rate]
             a = x["app_error_us"][rate] if "app_error_us" in x else None
-            lines.append(f"| {int(rate) / 1e6:g} Mbit/s | {_policy(x.get('fifo', 0))} | "
+            lines.append(f"| {int(rate) / 1e6:g} Mbit/s | {emulator.policy_name(x)} | "
                          f"{interval(d['p50'])} | {interval(d['p99'])} | {interval(d['max'])} | "
                          f"{interval(a['p99']) if a else '-'} | {interval(v['p50'])} | "
                          f"{interval(v['p99'])} |")
-    lines += ["", f"Highest rate (cubic, unlimited link, the {_policy(e.get('fifo', 0))} "
+    lines += ["", f"Highest rate (cubic, unlimited link, the {emulator.policy_name(e)} "
               f"policy): {interval(e['max_gbit_s'], '.2f')} Gbit/s; linkemu's CPU: "
               f"{interval(e['cpu_s_per_gbit'], '.3f')} CPU-seconds per gigabit carried (cores "
               "busy per Gbit/s).", ""]

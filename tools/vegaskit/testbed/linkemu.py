@@ -39,6 +39,7 @@ from . import leftovers
 from .netns import Lab, Netns, sh
 
 FIFO_PRIORITY = 10      # above every ordinary task, below the kernel's own RT threads (50)
+FIFO_POLL_PCT = 0       # share of a core its busy-poll may spend under SCHED_FIFO (linkemu --fifo-poll)
 
 LINKEMU = paths.LINKEMU
 PARAM_KEYS = ("rate_bps", "delay_us", "limit_pkts", "loss", "spare_retx")
@@ -119,6 +120,17 @@ def fifo_priority() -> int:
     return int(v)
 
 
+def fifo_poll_pct() -> int:
+    """How much of a core the emulators' busy-poll may spend under SCHED_FIFO
+    (linkemu --fifo-poll): VK_LINKEMU_FIFO_POLL's, FIFO_POLL_PCT if unset."""
+    v = os.environ.get("VK_LINKEMU_FIFO_POLL", "")
+    if not v:
+        return FIFO_POLL_PCT
+    if not v.isdigit() or int(v) > 50:
+        raise ValueError(f"VK_LINKEMU_FIFO_POLL={v!r}: expected a percentage 0..50")
+    return int(v)
+
+
 def _ns_name(ns: Netns | str) -> str:
     return ns.name if isinstance(ns, Netns) else ns
 
@@ -130,6 +142,7 @@ class Link:
     t0_us: int                      # CLOCK_MONOTONIC when the link became ready
     sides: tuple[tuple[str, str], tuple[str, str]]     # (namespace, device) of a and b
     fifo: int = 0                   # its SCHED_FIFO priority, 0: the ordinary policy
+    fifo_poll: int = 0              # share of a core (%) its poll may spend under SCHED_FIFO
     final: dict | None = None
     _sock: socket.socket | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -139,14 +152,19 @@ class Link:
               ab: LinkParams, ba: LinkParams | None = None, schedule: list[Change] = (),
               qlog: str | os.PathLike | None = None, seed: int = 1, mtu: int = 1500,
               stats_file: str | os.PathLike | None = None, max_spin_us: int | None = None,
-              fifo: int | None = None, timeout: float = 5.0) -> "Link":
+              fifo: int | None = None, fifo_poll: int | None = None,
+              timeout: float = 5.0) -> "Link":
         """Start the emulator and wait until both TUN devices are up (no addresses yet).
 
         `ba` defaults to `ab`. Scheduled times count from readiness (t0_us). `fifo`: its
-        SCHED_FIFO priority, 0 the ordinary policy; None: fifo_priority().
+        SCHED_FIFO priority, 0 the ordinary policy; None: fifo_priority(). `fifo_poll`:
+        the share of a core (percent) its busy-poll may spend under SCHED_FIFO; None:
+        fifo_poll_pct().
         """
         if fifo is None:
             fifo = fifo_priority()
+        if fifo_poll is None:
+            fifo_poll = fifo_poll_pct()
         if not LINKEMU.exists():
             raise RuntimeError(f"{LINKEMU} missing: run `make build/linkemu`")
         ba = ab if ba is None else ba
@@ -164,6 +182,8 @@ class Link:
             argv += ["--max-spin-us", str(max_spin_us)]
         if fifo:
             argv += ["--fifo", str(fifo)]
+            if fifo_poll:
+                argv += ["--fifo-poll", str(fifo_poll)]
         # linkemu does its own setns(); it runs in the root namespace.
         proc = lab.spawn(None, argv)
         line = _read_line(proc, timeout)
@@ -173,7 +193,8 @@ class Link:
             raise RuntimeError(f"linkemu did not start: {err.decode().strip() or line!r}")
         t0 = int(line.split("t0_us=")[1])
         return cls(proc=proc, ctl_path=ctl, t0_us=t0,
-                   sides=((_ns_name(ns_a), dev_a), (_ns_name(ns_b), dev_b)), fifo=fifo)
+                   sides=((_ns_name(ns_a), dev_a), (_ns_name(ns_b), dev_b)), fifo=fifo,
+                   fifo_poll=fifo_poll if fifo else 0)
 
     def _ask(self, cmd: str, timeout: float = 2.0) -> str:
         with self._lock:

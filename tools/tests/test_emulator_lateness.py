@@ -127,6 +127,12 @@ def test_the_report_says_under_which_policy_the_emulators_ran():
             in report.emulator_line(sms[:2] + old)[0])
     assert report.emulator_line(old)[0] == \
         "The emulators ran under the ordinary policy (decision 42)."
+    # and whether their busy-poll stayed under SCHED_FIFO (linkemu --fifo-poll)
+    assert "busy-poll" not in report.emulator_line(sms)[0]
+    sms[0]["emulator_fifo_poll"] = 10
+    assert report.emulator_line(sms)[0].endswith(
+        "In 1 of those repetitions their busy-poll stayed under it, up to 10% of a core "
+        "(linkemu --fifo-poll).")
 
 
 def test_the_fifo_priority_comes_from_the_environment(monkeypatch):
@@ -148,3 +154,8 @@ def test_the_fifo_priority_comes_from_the_environment(monkeypatch):
             assert "VK_LINKEMU_FIFO" in str(e)
         else:
             raise AssertionError(bad)
+    # and VK_LINKEMU_FIFO_POLL the budget of their busy-poll under it, 0 unless set
+    monkeypatch.delenv("VK_LINKEMU_FIFO_POLL", raising=False)
+    assert linkemu.fifo_poll_pct() == linkemu.FIFO_POLL_PCT
+    monkeypatch.setenv("VK_LINKEMU_FIFO_POLL", "10")
+    assert linkemu.fifo_poll_pct() == 10

@@ -197,6 +197,12 @@ def emulator_line(summaries: list[dict]) -> list[str]:
                f"most, over {len(labs)} repetition{'s' * (len(labs) > 1)}.", ""]
     # over every repetition: those made before runs recorded it ran under the ordinary policy
     policy = _policy(sum(1 for sm in summaries if sm.get("emulator_fifo")), len(summaries))
+    polled = [sm for sm in summaries if sm.get("emulator_fifo") and sm.get("emulator_fifo_poll")]
+    if polled:
+        budgets = sorted({sm["emulator_fifo_poll"] for sm in polled})
+        policy += (f" In {len(polled)} of those repetitions their busy-poll stayed under it, "
+                   f"up to {' or '.join(f'{b}%' for b in budgets)} of a core (linkemu "
+                   "--fifo-poll).")
     late = [sm for sm in summaries if sm.get("emulator_late_max_ms") is not None]
     if not late:
         return [policy, ""] + out

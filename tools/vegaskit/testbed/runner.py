@@ -254,7 +254,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
         # what the run shared the host with, and how late the emulator ran (§7.1)
         host = {"emulator": lateness.emulator_lateness(
             [stats] + [db.links[name].stop() for name in link_names[1:]]),
-            "emulator_fifo": db.bottleneck.fifo}
+            "emulator_fifo": db.bottleneck.fifo, "emulator_fifo_poll": db.bottleneck.fifo_poll}
         t0_us = t0 * 1e6
         events = {n: read_qlog(q) for n, q in qlogs.items()}
         # forward direction (ab: sender side to receiver side) of every link
@@ -606,6 +606,8 @@ def summarize(run: Run, results, started, queues, stats, host, t_end) -> dict:
         "emulator_late_1ms": host["emulator"]["late_1ms"],
         # the emulators' SCHED_FIFO priority, 0: the ordinary policy (decision 42)
         "emulator_fifo": host["emulator_fifo"],
+        # the share of a core (%) their busy-poll might spend under it (linkemu --fifo-poll)
+        "emulator_fifo_poll": host["emulator_fifo_poll"],
         # the same in each flow's first seconds, while it takes its smallest RTT samples
         "emulator_late_early_max_ms": lateness.early_max(host["late"], started.values()),
         # the most labs alive at once while it ran, this one included: what it shared the host with

@@ -151,13 +151,16 @@ static int fifo_sleep(bool asleep)
  * gives way to equal SCHED_FIFO tasks only, the other emulators), so it runs on a
  * budget: PCT percent of the time elapsed, banked up to FIFO_POLL_BANK_NS. At 1 to 10
  * Mbit/s a poll of a guard's length before each release fits in it; at 100 Mbit/s,
- * where polling fills most of a core, the budget runs out and polls turn ordinary.
+ * where polling fills most of a core, the budget runs out and polls turn ordinary
+ * until half the bank is back (not at the next microsecond's refill, which would
+ * switch policy, and reschedule, at every turn of the loop).
  */
 #define FIFO_POLL_BANK_NS	(2 * NSEC_PER_MSEC)
 
 static struct {
 	unsigned int pct;
 	uint64_t bank, at;		/* ns of polling allowed; when last counted */
+	bool spent;			/* the bank ran dry: ordinary until half full */
 	uint64_t fifo_ns, other_ns;	/* time spent polling under each policy */
 } fpoll;
 
@@ -177,7 +180,11 @@ static bool fifo_poll_ok(uint64_t now, bool polled)
 	} else if (polled) {
 		fpoll.other_ns += dt;
 	}
-	return fpoll.bank > 0;
+	if (!fpoll.bank)
+		fpoll.spent = true;
+	else if (fpoll.bank >= FIFO_POLL_BANK_NS / 2)
+		fpoll.spent = false;
+	return fpoll.pct && !fpoll.spent;
 }
 
 static void waker_sample(uint64_t late)
@@ -567,6 +574,7 @@ int main(int argc, char **argv)
 	read_stall_from_env();
 	fifo_prio = o.fifo;
 	fpoll.pct = o.fifo_poll_pct;
+	fpoll.bank = FIFO_POLL_BANK_NS;
 	if (fifo_prio && fifo_sleep(true))
 		die("--fifo %d: %s", o.fifo, strerror(errno));
 	sort_changes(&o);

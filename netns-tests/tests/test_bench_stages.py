@@ -122,6 +122,9 @@ def test_emulator_stage_measures_delay_error_and_rate():
     e, v = r["error_us"][10_000_000], r["veth_us"][10_000_000]
     assert -100 < e["p50"]["median"] < 2_000 and e["p99"]["median"] <= e["max"]["median"]
     assert 0 < v["p50"]["median"] < 2_000
+    # the wait to be read is a part of the error: never negative, never above it in median
+    w = r["read_wait_us"][10_000_000]
+    assert 0 <= w["p50"]["median"] <= e["p50"]["median"] + 5, (w, e)
     assert r["max_gbit_s"]["median"] > 0.05 and r["cpu_s_per_gbit"]["median"] > 0
     # the same round measured the other scheduling policies too (decision 42): ordinary,
     # SCHED_FIFO polling ordinary, SCHED_FIFO polling under it, where the host allows

@@ -70,6 +70,7 @@ def synthetic() -> dict:
         "linkemu": {"rounds": 6, "seconds": 4, "delay_ms": 20, "load": 0.2, "payload": 1000,
                     "error_us": err, "app_error_us": err, "veth_us": err, "fifo": 10,
                     "fifo_poll": 0,
+                    "read_wait_us": err,
                     "other_policies": [{"fifo": 0, "fifo_poll": 0, "error_us": err,
                                         "app_error_us": err},
                                        {"fifo": 10, "fifo_poll": 10, "error_us": err,
@@ -95,6 +96,10 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
         assert f"![{name}]({name}.png)" in text
     # every policy, the testbed's first (decision 42)
     assert "| 10 Mbit/s | SCHED_FIFO 10, polling ordinary | 50 [45, 55] |" in text
+    # the wait to be read, where the stage measured it; "-" where it did not
+    row = "| 10 Mbit/s | SCHED_FIFO 10, polling ordinary |" + " 50 [45, 55] |" * 6
+    assert row in text
+    assert "| 10 Mbit/s | ordinary |" + " 50 [45, 55] |" * 3 + " - | - |" in text
     assert text.index("| 10 Mbit/s | SCHED_FIFO 10, polling ordinary |") \
         < text.index("| 10 Mbit/s | ordinary |") \
         < text.index("| 10 Mbit/s | SCHED_FIFO 10, polling under it up to 10% of a core |")

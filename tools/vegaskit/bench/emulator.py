@@ -17,17 +17,23 @@ the testbed's policy (fifo_priority(), fifo_poll_pct()) and under the others the
 host allows: the ordinary policy, SCHED_FIFO with an ordinary busy-poll and
 SCHED_FIFO with its busy-poll under it on a budget (linkemu --fifo-poll), back to
 back in an order alternated by round, so drift in the host falls on all.
+Of that error, the read: linkemu stamps each packet just after its own read() off the
+sending side's TUN (its queue log's enq), so that stamp less the datagram's send time
+is how long the packet waited for the emulator to wake and read it, which the release,
+timed from that stamp, then carries.
 Maximum rate: cubic through an unlimited link; CPU per Gbit/s is linkemu's own
 process time (/proc/PID/stat) over what it carried.
 """
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 from vegaskit.analysis.stats import median_summary as summary
 from vegaskit.testbed import iperf
 from vegaskit.testbed.linkemu import (FIFO_PRIORITY, LinkParams, fifo_allowed, fifo_poll_pct,
-                                      fifo_priority)
+                                      fifo_priority, read_qlog)
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.probes import probe_recv, probe_result, probe_send
 from vegaskit.testbed.topology import two_hosts, veth_pair
@@ -72,6 +78,17 @@ def emulator_error_us(r: dict, rate: int, arrival: str = "kernel_ns") -> list[fl
         free_ns = done
         out.append((r[arrival][i] - done - DELAY_US * 1000) / 1000)
     return out
+
+
+def read_wait_us(r: dict, qlog: Path) -> list[float] | None:
+    """How long each datagram waited before linkemu read it: its enq stamp in the queue
+    log against its send time. None when the log's a->b arrivals are not exactly the
+    datagrams (something else crossed the link), which would misalign the two."""
+    enq = [e.t_us for e in read_qlog(qlog) if e.dir == "ab" and e.event == "enq"]
+    sent = [r["send_ns"][i] for i in sorted(range(len(r["seq"])), key=lambda i: r["seq"][i])]
+    if len(enq) != len(sent) or sorted(r["seq"]) != list(range(len(sent))):
+        return None
+    return [t - s / 1000 for t, s in zip(enq, sent)]
 
 
 def cpu_ticks(pid: int) -> int:
@@ -119,18 +136,24 @@ def run(rounds: int, seconds: float, rates: tuple[int, ...] = RATES) -> dict:
     pols = policies()
     err = {f: {r: _quantiles() for r in rates} for f in pols}
     app = {f: {r: _quantiles() for r in rates} for f in pols}
+    read = {f: {r: _quantiles() for r in rates} for f in pols}
     base = {r: _quantiles() for r in rates}
     for rnd in range(rounds):
         for rate in (rates if rnd % 2 == 0 else tuple(reversed(rates))):
             pps = LOAD * rate / (IP_BYTES * 8)
             for pol in (pols if rnd % 2 == 0 else pols[::-1]):
-                with Lab() as lab:
+                with Lab() as lab, tempfile.TemporaryDirectory() as tmp:
+                    qlog = Path(tmp) / "q.csv"
                     p = two_hosts(lab, LinkParams(rate_bps=rate, delay_us=DELAY_US,
                                                   limit_pkts=10_000), fifo=pol[0],
-                                  fifo_poll=pol[1])
+                                  fifo_poll=pol[1], qlog=qlog)
                     got = one_way(lab, p, pps, seconds)
+                    p.link.stop()                   # flushes the queue log
                     _add(err[pol][rate], emulator_error_us(got, rate))
                     _add(app[pol][rate], emulator_error_us(got, rate, "recv_ns"))
+                    waits = read_wait_us(got, qlog)
+                    if waits:
+                        _add(read[pol][rate], waits)
             with Lab() as lab:
                 r = one_way(lab, veth_pair(lab), pps, seconds)
                 _add(base[rate], [(t1 - t0) / 1000 for t0, t1 in zip(r["send_ns"], r["kernel_ns"])])
@@ -150,16 +173,18 @@ def run(rounds: int, seconds: float, rates: tuple[int, ...] = RATES) -> dict:
             cpu_per_gbit.append(cpu_s / (res.bytes_received * 8 / 1e9))
     return {"rounds": rounds, "seconds": seconds, "delay_ms": DELAY_US / 1000, "load": LOAD,
             "payload": PAYLOAD, "fifo": pols[0][0], "fifo_poll": pols[0][1],
-            **_errors(err[pols[0]], app[pols[0]]),
-            "other_policies": [{"fifo": f, "fifo_poll": fp, **_errors(err[(f, fp)], app[(f, fp)])}
+            **_errors(err[pols[0]], app[pols[0]], read[pols[0]]),
+            "other_policies": [{"fifo": f, "fifo_poll": fp,
+                                **_errors(err[(f, fp)], app[(f, fp)], read[(f, fp)])}
                                for f, fp in pols[1:]],
             "veth_us": _summaries(base),
             "max_gbit_s": summary(gbit), "cpu_s_per_gbit": summary(cpu_per_gbit)}
 
 
 def _summaries(per_rate: dict) -> dict:
-    return {r: {k: summary(v) for k, v in d.items()} for r, d in per_rate.items()}
+    return {r: {k: summary(v) for k, v in d.items()} for r, d in per_rate.items() if d["p50"]}
 
 
-def _errors(err: dict, app: dict) -> dict:
-    return {"error_us": _summaries(err), "app_error_us": _summaries(app)}
+def _errors(err: dict, app: dict, read: dict) -> dict:
+    return {"error_us": _summaries(err), "app_error_us": _summaries(app),
+            "read_wait_us": _summaries(read)}

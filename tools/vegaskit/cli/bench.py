@@ -225,16 +225,23 @@ def emulator_section(e: dict) -> list[str]:
              "delay minus the configured delay and the datagram's serialization, arriving when "
              "the receiving stack stamps the datagram (SO_TIMESTAMPNS); at the application, "
              "the receiving process's wake-up is added; the same datagrams over a plain veth "
-             "give the host stacks' own one-way delay" + both + ". Median [interval] over "
-             "rounds of each round's p50, p99 and max, in microseconds.", "",
-             "| rate | emulator's policy | error p50 | error p99 | error max | at the "
-             "application: p99 | veth p50 | veth p99 |", "|---|---|---|---|---|---|---|---|"]
+             "give the host stacks' own one-way delay" + both + ". Waiting to be read: "
+             "from the datagram's send to linkemu's stamp just after it read it off the "
+             "sending side's TUN (its queue log), a part of the error the release then "
+             "carries. Median [interval] over rounds of each round's p50, p99 and max, in "
+             "microseconds.", "",
+             "| rate | emulator's policy | error p50 | error p99 | error max | waiting to be "
+             "read: p50 | p99 | at the application: p99 | veth p50 | veth p99 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for rate, v in e["veth_us"].items():
         for x in sets:
             d = x["error_us"][rate]
             a = x["app_error_us"][rate] if "app_error_us" in x else None
+            w = x.get("read_wait_us", {}).get(rate)
             lines.append(f"| {int(rate) / 1e6:g} Mbit/s | {emulator.policy_name(x)} | "
                          f"{interval(d['p50'])} | {interval(d['p99'])} | {interval(d['max'])} | "
+                         f"{interval(w['p50']) if w else '-'} | "
+                         f"{interval(w['p99']) if w else '-'} | "
                          f"{interval(a['p99']) if a else '-'} | {interval(v['p50'])} | "
                          f"{interval(v['p99'])} |")
     lines += ["", f"Highest rate (cubic, unlimited link, the {emulator.policy_name(e)} "

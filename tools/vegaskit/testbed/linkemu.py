@@ -16,8 +16,10 @@ It sleeps under SCHED_FIFO at priority FIFO_PRIORITY (its busy-poll before a rel
 stays ordinary): an emulator waking to release a packet then waits for no ordinary task,
 and a Vegas-A reads less of the host's busy moments as queue (`make fifo-ab`,
 results/fifo/). VK_LINKEMU_FIFO=N sets the priority, 0 the ordinary policy; a host
-that refuses SCHED_FIFO gets the ordinary one. Each run records which
-(docs/DESIGN.md §7.1, decision 42).
+that refuses SCHED_FIFO gets the ordinary one. VK_LINKEMU_FIFO_POLL=PCT keeps the
+busy-poll under SCHED_FIFO too, for up to PCT percent of a core (linkemu
+--fifo-poll); the bench measured it no better, so it is off by default. Each run
+records which (docs/DESIGN.md §7.1, decision 42).
 """
 from __future__ import annotations
 

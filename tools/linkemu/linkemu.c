@@ -144,10 +144,11 @@ static int fifo_sleep(bool asleep)
 }
 
 /*
- * --fifo-poll: each drop to the ordinary policy makes the kernel reschedule at once
- * (a task switched to the fair class is preempted on the spot), and any ordinary task
- * runnable on this CPU may then keep it past the release. Polling under SCHED_FIFO
- * avoids that, but starves this CPU's ordinary tasks while it lasts (sched_yield()
+ * --fifo-poll tests a candidate cost of --fifo: each drop to the ordinary policy makes
+ * the kernel reschedule at once, and an ordinary task runnable on this CPU may then
+ * keep it past the release. The bench measured it no better (docs/DESIGN.md decision
+ * 42: the error is mostly the wait to be read), so it is off unless asked for. Polling
+ * under SCHED_FIFO starves this CPU's ordinary tasks while it lasts (sched_yield()
  * gives way to equal SCHED_FIFO tasks only, the other emulators), so it runs on a
  * budget: PCT percent of the time elapsed, banked up to FIFO_POLL_BANK_NS. At 1 to 10
  * Mbit/s a poll of a guard's length before each release fits in it; at 100 Mbit/s,

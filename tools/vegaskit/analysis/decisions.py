@@ -19,7 +19,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .records import read_csv
+from .records import read_csv, thresholds_seen
 
 BANDS = ("<alpha", "=alpha", "between", "=beta", ">beta")
 ADAPTIVE_RULES = {"inc", "inc_adapt", "hold", "dec_adapt"}
@@ -37,23 +37,24 @@ def band(diff: int, alpha: int, beta: int) -> str:
 
 
 def tally(rows: list[dict], t0: float, t_from: float, t_to: float) -> dict:
-    """rows: one trace.csv's. The thresholds a decision saw are those the flow's previous
-    decision left (a record carries them after its own update); a flow's first record
-    has no such, and is left out. Returns the counts and the window and alpha seen."""
-    seen: dict[tuple, tuple[int, int]] = {}
+    """rows: one trace.csv's. The thresholds a decision saw are those in force when it
+    was taken (records.thresholds_seen); a flow's decisions before any had them are left
+    out. Returns the counts and the window and alpha seen."""
+    flows: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r["type"] == "decision":
+            flows.setdefault((r["saddr"], r["sport"]), []).append(r)
     counts: Counter = Counter()
     cwnd, alpha = [], []
-    for r in rows:
-        if r["type"] != "decision":
-            continue
-        flow = (r["saddr"], r["sport"])
-        before, seen[flow] = seen.get(flow), (int(r["alpha"]), int(r["beta"]))
-        t = float(r["time_s"]) - t0
-        if before is None or r["rule"] not in ADAPTIVE_RULES or not t_from <= t <= t_to:
-            continue
-        counts[(r["rule"], band(int(r["diff"]), *before), TH.get(r["th_cmp"], r["th_cmp"]))] += 1
-        cwnd.append(int(r["cwnd"]))
-        alpha.append(before[0])
+    for decisions in flows.values():
+        for r, before in thresholds_seen(decisions):
+            t = float(r["time_s"]) - t0
+            if before is None or r["rule"] not in ADAPTIVE_RULES or not t_from <= t <= t_to:
+                continue
+            th = TH.get(r["th_cmp"], r["th_cmp"])
+            counts[(r["rule"], band(int(r["diff"]), *before), th)] += 1
+            cwnd.append(int(r["cwnd"]))
+            alpha.append(before[0])
     return {"counts": counts, "cwnd": cwnd, "alpha": alpha}
 
 

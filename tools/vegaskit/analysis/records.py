@@ -2,7 +2,20 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from pathlib import Path
+
+
+def thresholds_seen(decisions: list[dict]) -> Iterator[tuple[dict, tuple[int, int] | None]]:
+    """One flow's decision records, each with the (alpha, beta) in force when it was
+    taken: those the last earlier record that had any left (a record carries them after
+    its own update, 0 where the controller had none yet); None before the first."""
+    held = None
+    for r in decisions:
+        yield r, held
+        alpha, beta = int(r.get("alpha") or 0), int(r.get("beta") or 0)
+        if beta:
+            held = (alpha, beta)
 
 
 def read_csv(path: str | Path) -> list[dict]:

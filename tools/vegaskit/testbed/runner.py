@@ -30,6 +30,7 @@ from pathlib import Path
 
 from vegaskit import intf
 from vegaskit.analysis import metrics
+from vegaskit.analysis import records as records_
 
 from . import iperf, lateness, leftovers, tcpprobe, topology
 from .linkemu import read_qlog
@@ -453,12 +454,10 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
         # decisions taken with diff at the beta in force, by rule: the tie that PIPE
         # decides down and Vegas-A holds at (docs/DESIGN.md §3.6)
         at_beta: dict[str, int] = {}
-        beta = 0                # in force: set by the last decision that had one
-        for r in mine:
+        for r, seen in records_.thresholds_seen(mine):
             rules[r["rule"]] = rules.get(r["rule"], 0) + 1
-            if beta and r.get("diff") == beta:
+            if seen and r.get("diff") == seen[1]:
                 at_beta[r["rule"]] = at_beta.get(r["rule"], 0) + 1
-            beta = r.get("beta") or beta
         # in force after each decision; 0 where none was (too few RTT samples)
         held = [r for r in mine if r["alpha"]]
         d = {"count": len(mine), "rules": rules, "at_beta": at_beta}

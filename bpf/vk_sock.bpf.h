@@ -14,26 +14,35 @@
 
 #define VK_AF_INET6	10
 
+/*
+ * Direct loads, not bpf_probe_read_kernel(): every caller holds a BTF pointer
+ * (struct_ops' sk, bpf_skc_to_tcp_sock() in the iterators), which the verifier
+ * lets a program walk with plain loads that it guards itself. A helper call per
+ * field cost a trace record about ten calls (docs/DESIGN.md §5.1).
+ */
 static __always_inline void vk_fill_id(struct vk_flow_id *id, struct sock *sk)
 {
 	struct sock_common *skc = &sk->__sk_common;
 	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
+	const struct tcp_congestion_ops *ops = icsk->icsk_ca_ops;
 
-	id->netns = BPF_CORE_READ(skc, skc_net.net, ns.inum);
-	id->family = BPF_CORE_READ(skc, skc_family);
-	id->sport = BPF_CORE_READ(skc, skc_num);
-	id->dport = bpf_ntohs(BPF_CORE_READ(skc, skc_dport));
+	id->netns = skc->skc_net.net->ns.inum;
+	id->family = skc->skc_family;
+	id->sport = skc->skc_num;
+	id->dport = bpf_ntohs(skc->skc_dport);
 	if (id->family == VK_AF_INET6) {
-		BPF_CORE_READ_INTO(&id->saddr, skc, skc_v6_rcv_saddr);
-		BPF_CORE_READ_INTO(&id->daddr, skc, skc_v6_daddr);
+		__builtin_memcpy(id->saddr, &skc->skc_v6_rcv_saddr, 16);
+		__builtin_memcpy(id->daddr, &skc->skc_v6_daddr, 16);
 	} else {
 		/* IPv4-mapped IPv6: ::ffff:a.b.c.d */
 		id->saddr[10] = id->saddr[11] = id->daddr[10] = id->daddr[11] = 0xff;
-		bpf_core_read(&id->saddr[12], 4, &skc->skc_rcv_saddr);
-		bpf_core_read(&id->daddr[12], 4, &skc->skc_daddr);
+		__builtin_memcpy(&id->saddr[12], &skc->skc_rcv_saddr, 4);
+		__builtin_memcpy(&id->daddr[12], &skc->skc_daddr, 4);
 	}
-	bpf_probe_read_kernel_str(id->ca, sizeof(id->ca), BPF_CORE_READ(icsk, icsk_ca_ops, name));
-	id->ca_state = BPF_CORE_READ_BITFIELD_PROBED(icsk, icsk_ca_state);
+	if (ops)
+		__builtin_memcpy(id->ca, ops->name, sizeof(id->ca));
+	id->ca[sizeof(id->ca) - 1] = 0;
+	id->ca_state = BPF_CORE_READ_BITFIELD(icsk, icsk_ca_state);
 }
 
 #endif /* VK_SOCK_BPF_H */

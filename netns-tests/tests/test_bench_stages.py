@@ -161,6 +161,10 @@ def test_tracing_and_overhead_stages_compare_within_rounds():
         ns = s["bpf_ns_per_ack"]
         assert ns["all"]["median"] > ns["off"]["median"] > 0, s
         assert s["direct_cost"]["all"]["median"] > 0, s
+        # the window's answer: tcp_info's window in every mode, the untraced one's RTT
+        assert set(s["window_ratio"]) == {"decisions", "all"}, s
+        assert all(w["median"] > 0 for w in s["window_ratio"].values()), s
+        assert s["srtt_us"]["off"]["median"] > 0, s
     assert o["ratio_to_reno"]["reno"]["median"] == 1.0
     assert o["ratio_to_cubic"]["cubic"]["median"] == 1.0
     assert o["cpu_s_per_gb"]["bpf_vegas"]["median"] > 0

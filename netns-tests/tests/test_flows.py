@@ -136,3 +136,31 @@ def test_features_reports_every_probe_as_a_boolean():
     assert len(text) == 2 + len(feats["features"])
     refused = json.loads(vegasctl("features", "--json", env=REFUSE_SK).stdout)["features"]
     assert refused == {**feats["features"], "iter_sk_storage_map": False}
+
+
+def test_a_v6_socket_is_named_by_its_own_addresses():
+    """A socket of family AF_INET6 (here to an IPv4-mapped address, so the traffic
+    stays in 198.18.0.0/15) has its identity read from the v6 fields: the
+    iterators' walk and the controller's trace records both give the peers and
+    the ports of that connection, not another field's bytes."""
+    from vegaskit.testbed.vtrace import Trace
+    with loaded("vegas", "--name", "vk_flows6") as cc, Lab() as lab:
+        path = htb_path(lab, 20_000_000, 100)
+        iperf.server(lab, path.receiver, 5203)
+        with Trace("--decisions", "--controller", cc) as t:
+            iperf.client(lab, path.sender, f"::ffff:{RECEIVER}", 5203, cc, 30)
+            for _ in range(50):
+                time.sleep(0.2)
+                seen = [f for f in vegasctl_json("flows", "--controller", cc) if f["dport"] == 5203]
+                if seen:
+                    break
+            time.sleep(0.5)
+        sender_ns = netns_inode(path.sender.name)
+    # the data connection, and iperf3's control connection if it decided once
+    assert {(f["netns"], f["saddr"], f["daddr"], f["ca"]) for f in seen} \
+        == {(sender_ns, SENDER, RECEIVER, cc)}, seen
+    mine = [r for r in t.records if r["dport"] == 5203]
+    assert mine, t.stderr
+    assert {(r["netns"], r["saddr"], r["daddr"], r["ca"]) for r in mine} \
+        == {(sender_ns, SENDER, RECEIVER, cc)}, mine[:3]
+    assert {r["sport"] for r in mine} <= {f["sport"] for f in seen}, (mine[:3], seen)

@@ -54,6 +54,8 @@ def synthetic() -> dict:
              "direct_cost": {m: _s(0.01) for m in ("decisions", "all")},
              "bpf_ns_per_ack": {m: _s(100) for m in ("off", "decisions", "all")},
              "records_per_run": {"decisions": 1e3, "all": 6e4},
+             "window_ratio": {m: _s(0.8) for m in ("decisions", "all")},
+             "srtt_us": {m: _s(40) for m in ("off", "decisions", "all")},
              "lost_total": {"decisions": 0, "all": 0}}
     rates = ["10000000", "100000000"]
     err = {r: {q: _s(50) for q in ("p50", "p99", "max")} for r in rates}
@@ -108,6 +110,7 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision
     assert "| off | 100 [90, 110] | 100 [90, 110] | 100 [90, 110] | 1.00% [0.90%, 1.10%] |" \
         in text                                                      # tracing, directly
+    assert "| off | 0.80 [0.72, 0.88] | 0.80 [0.72, 0.88] | 40 [36, 44] |" in text  # its window
     written = plots.write(r, tmp_path)
     assert sorted(p.name for p in written) == sorted(f"{n}.png" for n in bench.STAGES)
     for p in written:
@@ -118,9 +121,11 @@ def test_a_tracing_stage_from_before_the_direct_measure_still_renders():
     r = synthetic()
     for key in ("offloads_off", "offloads_default"):
         r["tracing"][key] = {k: v for k, v in r["tracing"][key].items()
-                             if k not in ("direct_cost", "bpf_ns_per_ack")}
+                             if k not in ("direct_cost", "bpf_ns_per_ack", "window_ratio",
+                                          "srtt_us")}
     text = bench.report(r)
     assert "## Tracing from inside the controller" in text and "added CPU" not in text
+    assert "traced over untraced" not in text
 
 
 def test_a_stage_named_twice_runs_once_in_the_benchs_order():

@@ -2,6 +2,7 @@
 CPU and the sender's received segments counted around it."""
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 
@@ -23,6 +24,8 @@ class Flow:
     cpu_s_per_gb: float
     acks: int               # segments the sender received: its ACKs
     gb: float               # gigabytes the receiver got
+    cwnd_kb: float = 0.0    # the sender's mean window over iperf3's intervals (tcp_info)
+    srtt_us: float = 0.0    # and its mean smoothed RTT: what a delay-based window reacts to
 
 
 def one_flow(lab: Lab, p: TwoHosts, cc: str, port: int, seconds: float) -> Flow:
@@ -32,4 +35,7 @@ def one_flow(lab: Lab, p: TwoHosts, cc: str, port: int, seconds: float) -> Flow:
     cpu_s = cpustat.busy_s() - j0
     acks = in_segs(p.a) - segs0
     gb = r.bytes_received / 1e9
-    return Flow(r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb, acks, gb)
+    ivs = r.intervals or [{"snd_cwnd": 0, "rtt_us": 0}]
+    return Flow(r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb, acks, gb,
+                statistics.fmean(iv["snd_cwnd"] for iv in ivs) / 1e3,
+                statistics.fmean(iv["rtt_us"] for iv in ivs))

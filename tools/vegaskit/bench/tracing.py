@@ -45,6 +45,8 @@ def one_setting(rounds: int, seconds: float, offloads: bool) -> dict:
     records = {m: [] for m in cost}
     lost = {m: [] for m in cost}
     bpf_ns = {m: [] for m in MODES}         # bpf_vegas's BPF run time per ACK
+    window = {m: [] for m in cost}          # the sender's mean window, traced / untraced
+    srtt = {m: [] for m in MODES}           # its mean smoothed RTT, us
     with Lab() as lab, bpfstats.enabled():
         p = veth_pair(lab, offloads=offloads)
         progs = bpfstats.ops_programs(CC)
@@ -67,10 +69,13 @@ def one_setting(rounds: int, seconds: float, offloads: bool) -> dict:
             off = flow["off"]
             for m, f in flow.items():
                 gbit[m].append(f.bytes_per_s * 8 / 1e9)
+                srtt[m].append(f.srtt_us)
             for m in cost:
                 f = flow[m]
                 cost[m].append(1 - f.bytes_per_s / off.bytes_per_s)
                 cpu_cost[m].append(f.cpu_s_per_gb / off.cpu_s_per_gb - 1)
+                if off.cwnd_kb:              # tcp_info's window, which iperf3 gives on Linux
+                    window[m].append(f.cwnd_kb / off.cwnd_kb)
                 added_s = (bpf_ns[m][-1] - bpf_ns["off"][-1]) * 1e-9 * f.acks + tracer_s[m]
                 direct[m].append(added_s / f.gb / off.cpu_s_per_gb)
     return {"gbit_s": {m: summary(v) for m, v in gbit.items()},
@@ -78,6 +83,8 @@ def one_setting(rounds: int, seconds: float, offloads: bool) -> dict:
             "cpu_cost": {m: summary(v) for m, v in cpu_cost.items()},
             "direct_cost": {m: summary(v) for m, v in direct.items()},
             "bpf_ns_per_ack": {m: summary(v) for m, v in bpf_ns.items()},
+            "window_ratio": {m: summary(v) for m, v in window.items() if v},
+            "srtt_us": {m: summary(v) for m, v in srtt.items()},
             "records_per_run": {m: statistics.median(v) for m, v in records.items()},
             "lost_total": {m: sum(v) for m, v in lost.items()}}
 

@@ -212,6 +212,27 @@ def tracing_direct_table(t: dict) -> list[str]:
         lines.append(f"| {name} | {interval(ns['off'])} | {interval(ns['decisions'])} | "
                      f"{interval(ns['all'])} | {interval(d['decisions'], '.2%')} | "
                      f"{interval(d['all'], '.2%')} |")
+    return lines + [""] + tracing_window_table(t)
+
+
+def tracing_window_table(t: dict) -> list[str]:
+    """What tracing does to bpf_vegas's window (bench/tracing.py), if this run has it."""
+    sets = [(name, t[key]) for key, name in (("offloads_off", "off"), ("offloads_default", "default"))
+            if t[key].get("window_ratio")]
+    if not sets:
+        return []
+    lines = ["The controller's answer, in the same flows: the sender's mean window (tcp_info, "
+             "iperf3's intervals) traced over untraced within a round, and its mean smoothed "
+             "RTT. A delay-based window shrinks when the work on the ACK path lengthens the "
+             "RTT it measures; on a veth whose RTT is tens of microseconds a few hundred "
+             "nanoseconds are a large part of it, so a throughput cost above the added CPU "
+             "is the window's answer, not the code's.", "",
+             "| offloads | window: decisions / untraced | all / untraced | srtt us: untraced "
+             "| decisions | all |", "|---|---|---|---|---|---|"]
+    for name, o in sets:
+        w, r = o["window_ratio"], o["srtt_us"]
+        lines.append(f"| {name} | {interval(w['decisions'], '.2f')} | {interval(w['all'], '.2f')} | "
+                     f"{interval(r['off'])} | {interval(r['decisions'])} | {interval(r['all'])} |")
     return lines + [""]
 
 

@@ -9,7 +9,7 @@ from vegaskit.cli import bench
 
 
 @pytest.mark.parametrize("argv", [["--rounds", "1"], ["--rounds", "x"], ["--seconds", "0"],
-                                  ["--stage", "nope"]])
+                                  ["--stage", "nope"], ["--rerender", "--stage", "swap"]])
 def test_bad_arguments_exit_2_with_one_line(argv, capsys):
     with pytest.raises(SystemExit) as e:
         bench.main(argv)
@@ -26,6 +26,23 @@ def test_a_stage_alone_needs_the_others_figures(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "run every stage first" in err[0]
     assert not (tmp_path / "bench" / "report.md").exists()
+
+
+def test_rerender_rewrites_the_report_from_bench_json_and_refuses_an_incomplete_one(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    out = tmp_path / "bench"
+    out.mkdir()
+    assert bench.main(["--rerender"]) == 2                       # no bench.json
+    assert "needs a readable" in capsys.readouterr().err
+    (out / "bench.json").write_text(json.dumps({"swap": {}}))
+    assert bench.main(["--rerender"]) == 2                       # stages missing
+    assert "lacks a stage" in capsys.readouterr().err
+    assert not (out / "report.md").exists()
+    (out / "bench.json").write_text(json.dumps(synthetic()))
+    assert bench.main(["--rerender"]) == 0
+    assert (out / "report.md").read_text() == bench.report(synthetic())
+    assert sorted(p.name for p in out.glob("*.png")) == sorted(f"{n}.png" for n in bench.STAGES)
 
 
 def test_the_report_says_when_each_stage_was_measured():

@@ -223,10 +223,10 @@ def tracing_window_table(t: dict) -> list[str]:
         return []
     lines = ["The controller's answer, in the same flows: the sender's mean window (tcp_info, "
              "iperf3's intervals) traced over untraced within a round, and its mean smoothed "
-             "RTT. A delay-based window shrinks when the work on the ACK path lengthens the "
-             "RTT it measures; on a veth whose RTT is tens of microseconds a few hundred "
-             "nanoseconds are a large part of it, so a throughput cost above the added CPU "
-             "is the window's answer, not the code's.", "",
+             "RTT. A delay-based window answers to the RTT it measures, which work added to "
+             "the ACK path can lengthen: on a veth whose RTT is tens of microseconds a few "
+             "hundred nanoseconds are a large part of it. These columns show whether the "
+             "window moved with tracing; they do not by themselves explain a cost.", "",
              "| offloads | window: decisions / untraced | all / untraced | srtt us: untraced "
              "| decisions | all |", "|---|---|---|---|---|---|"]
     for name, o in sets:
@@ -296,7 +296,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
                     help="length of each measured flow (default 4)")
     ap.add_argument("--stage", action="append", choices=STAGES, dest="stages",
                     help="run only this stage (repeatable); the others keep their figures")
+    ap.add_argument("--rerender", action="store_true",
+                    help="measure nothing: rewrite report.md and the plots from bench.json")
     a = ap.parse_args(argv)
+    if a.rerender and a.stages:
+        ap.error("--rerender measures nothing: it takes no --stage")
     if a.rounds < 2 or not 0.5 <= a.seconds <= 600:
         ap.error("--rounds must be at least 2 and --seconds between 0.5 and 600")
     if a.stages:                        # each once, in the bench's own order
@@ -316,6 +320,8 @@ def stage_fns(rounds: int, seconds: float) -> dict:
 def main(argv: list[str] | None = None) -> int:
     a = parse(sys.argv[1:] if argv is None else argv)
     out = paths.RESULTS / "bench"
+    if a.rerender:
+        return rerender(out)
     earlier: dict = {}
     if a.stages:
         # the figures to keep: bench.json's, and those of the stages a stopped run finished
@@ -362,9 +368,28 @@ def main(argv: list[str] | None = None) -> int:
     r = {k: r.get(k, earlier.get(k)) for k in STAGES}
     (out / "bench.json").write_text(json.dumps(r, indent=1) + "\n")
     partial.unlink(missing_ok=True)
+    write_report(r, out)
+    print(report(r))
+    return 0
+
+
+def write_report(r: dict, out: Path) -> None:
     (out / "report.md").write_text(report(r))      # before the figures: a plot's failure
     plots.write(r, out)                             # must not lose the report
-    print(report(r))
+
+
+def rerender(out: Path) -> int:
+    """The report and plots of the figures bench.json holds, after a change to how they read."""
+    try:
+        r = json.loads((out / "bench.json").read_text())
+    except (OSError, ValueError) as e:
+        print(f"bench: --rerender needs a readable {out / 'bench.json'}: {e}", file=sys.stderr)
+        return 2
+    if any(not r.get(k) for k in STAGES):
+        print(f"bench: --rerender: {out / 'bench.json'} lacks a stage (a complete bench writes "
+              "every one)", file=sys.stderr)
+        return 2
+    write_report(r, out)
     return 0
 
 

@@ -35,7 +35,7 @@ def one_flow(lab: Lab, p: TwoHosts, cc: str, port: int, seconds: float) -> Flow:
     cpu_s = cpustat.busy_s() - j0
     acks = in_segs(p.a) - segs0
     gb = r.bytes_received / 1e9
-    ivs = r.intervals or [{"snd_cwnd": 0, "rtt_us": 0}]
+    ivs = r.intervals
     return Flow(r.bytes_received / max(time.monotonic() - t0, 1e-9), cpu_s / gb, acks, gb,
-                statistics.fmean(iv["snd_cwnd"] for iv in ivs) / 1e3,
-                statistics.fmean(iv["rtt_us"] for iv in ivs))
+                statistics.fmean(iv["snd_cwnd"] for iv in ivs) / 1e3 if ivs else 0.0,
+                statistics.fmean(iv["rtt_us"] for iv in ivs) if ivs else 0.0)

@@ -182,22 +182,28 @@ def tracing_section(t: dict) -> list[str]:
              "", "| offloads | untraced Gbit/s | decisions: cost | all: cost | decisions: CPU cost "
              "| all: CPU cost | records per run (all) | lost (all, in all) |",
              "|---|---|---|---|---|---|---|---|"]
-    for key, name in (("offloads_off", "off"), ("offloads_default", "default")):
-        o = t[key]
+    for name, o in offload_sets(t, "gbit_s"):
         cpu = o.get("cpu_cost", {})
         lines.append(f"| {name} | {interval(o['gbit_s']['off'], '.2f')} | "
                      f"{interval(o['cost']['decisions'], '.1%')} | {interval(o['cost']['all'], '.1%')} | "
                      f"{interval(cpu['decisions'], '.1%') if cpu else '-'} | "
                      f"{interval(cpu['all'], '.1%') if cpu else '-'} | "
                      f"{o['records_per_run']['all']:.0f} | {o['lost_total']['all']} |")
-    lines += [""] + tracing_direct_table(t)
+    lines += [""] + tracing_direct_table(t) + tracing_window_table(t)
     return lines + ["![tracing](tracing.png)", ""]
+
+
+OFFLOADS = (("offloads_off", "off"), ("offloads_default", "default"))
+
+
+def offload_sets(t: dict, needs: str) -> list[tuple[str, dict]]:
+    """The tracing stage's settings, named as the tables name them, that hold `needs`."""
+    return [(name, t[key]) for key, name in OFFLOADS if t[key].get(needs)]
 
 
 def tracing_direct_table(t: dict) -> list[str]:
     """The cost measured as the work tracing adds (bench/tracing.py), if this run has it."""
-    sets = [(name, t[key]) for key, name in (("offloads_off", "off"), ("offloads_default", "default"))
-            if "direct_cost" in t[key]]
+    sets = offload_sets(t, "direct_cost")
     if not sets:
         return []
     lines = ["Directly, in the same flows: the added BPF run time per ACK (the kernel's BPF "
@@ -212,13 +218,12 @@ def tracing_direct_table(t: dict) -> list[str]:
         lines.append(f"| {name} | {interval(ns['off'])} | {interval(ns['decisions'])} | "
                      f"{interval(ns['all'])} | {interval(d['decisions'], '.2%')} | "
                      f"{interval(d['all'], '.2%')} |")
-    return lines + [""] + tracing_window_table(t)
+    return lines + [""]
 
 
 def tracing_window_table(t: dict) -> list[str]:
     """What tracing does to bpf_vegas's window (bench/tracing.py), if this run has it."""
-    sets = [(name, t[key]) for key, name in (("offloads_off", "off"), ("offloads_default", "default"))
-            if t[key].get("window_ratio")]
+    sets = offload_sets(t, "window_ratio")
     if not sets:
         return []
     lines = ["The controller's answer, in the same flows: the sender's mean window (tcp_info, "

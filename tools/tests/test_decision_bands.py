@@ -52,3 +52,16 @@ def test_cli_prints_the_tally_and_refuses_what_it_cannot_read(tmp_path, capsys):
     assert decisions.main([str(tmp_path / "run"), "--from", "5", "--to", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(e.startswith("decisions: ") for e in err)
+
+
+def test_by_window_counts_the_diff_each_window_read(tmp_path, capsys):
+    write_rep(tmp_path / "run" / "rep0", [(100.5, "decision", "a", 1, "inc", 5, 0, 1, 3, 1),
+                                          (101.0, "decision", "a", 1, "hold", 6, 3, 1, 3, 0),
+                                          (101.5, "decision", "a", 1, "hold", 6, 3, 1, 3, 0),
+                                          (102.0, "decision", "a", 1, "dec", 6, 4, 1, 3, 0)])
+    t = decisions.read_rep(tmp_path / "run" / "rep0", 0, 60)
+    assert t["by_window"] == {(6, 3): 2, (6, 4): 1}      # the first decision has no "before"
+    assert decisions.main([str(tmp_path / "run")]) == 0
+    assert "diff it read" not in capsys.readouterr().out  # only when asked
+    assert decisions.main([str(tmp_path / "run"), "--by-window"]) == 0
+    assert "| 6 | 3 | 3: 2, 4: 1 |" in capsys.readouterr().out

@@ -145,3 +145,22 @@ def test_rerender_backfills_decisions_from_a_committed_trace(tmp_path):
     kept = json.loads((tmp_path / "vegas_a" / "rep0" / "summary.json").read_text())
     assert kept["flows"][0]["decisions"] == d and kept["flows"][0]["rtt_min_ms"] == 50.0
     assert "decisions" not in out[1]["flows"][0]
+
+
+def test_rerender_repairs_a_repetition_file_whose_decisions_differ_from_its_trace(tmp_path):
+    """The summaries hold what the trace gives; a summary.json that disagrees with them
+    (alpha_rise_s from another clock) is rewritten to match, nothing else in it changed."""
+    from vegaskit.cli.results import backfill
+    import json
+    d = tmp_path / "vegas_a" / "rep0"
+    d.mkdir(parents=True)
+    (d / "trace.csv").write_text(TRACE_CSV)
+    sm = {"run": "vegas_a", "rep": 0, "t0_monotonic": T0, "flows": _flows()}
+    runner.fill_decisions(sm, d)                         # the summaries: right
+    stale = json.loads(json.dumps(sm))
+    stale["flows"][0]["decisions"]["alpha_rise_s"] = -3666.0
+    stale["other"] = 1
+    (d / "summary.json").write_text(json.dumps(stale))
+    backfill(tmp_path, [sm, {**sm, "rep": 1}])           # 2 reps: rep dirs are used
+    kept = json.loads((d / "summary.json").read_text())
+    assert kept["flows"][0]["decisions"]["alpha_rise_s"] == 4.0 and kept["other"] == 1

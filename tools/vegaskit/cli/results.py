@@ -80,13 +80,19 @@ def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None
         checked = runner.fill_window_check(sm, d, run)
         if checked:
             added += runner.WINDOW_KEYS
-        if added and (d / "summary.json").exists():
+        if (d / "summary.json").exists():
+            # also when only the file differs: the figures the report shows are the ones
+            # the repetition's own file keeps (a file written at run time once held
+            # decisions that differed from its own trace.csv's; the cause was not found)
+            keys = set(added) | {"decisions"}
             one = json.loads((d / "summary.json").read_text())
-            one["flows"] = [{**fl, **{k: sm["flows"][i][k] for k in added if k in sm["flows"][i]}}
-                            for i, fl in enumerate(one["flows"])]
-            if checked:
-                one["impossible_windows"] = sm["impossible_windows"]
-            (d / "summary.json").write_text(json.dumps(one, indent=1) + "\n")
+            flows = [{**fl, **{k: sm["flows"][i][k] for k in keys if k in sm["flows"][i]}}
+                     for i, fl in enumerate(one["flows"])]
+            if added or flows != one["flows"]:
+                one["flows"] = flows
+                if checked:
+                    one["impossible_windows"] = sm["impossible_windows"]
+                (d / "summary.json").write_text(json.dumps(one, indent=1) + "\n")
     return summaries
 
 

@@ -164,3 +164,26 @@ def test_rerender_repairs_a_repetition_file_whose_decisions_differ_from_its_trac
     backfill(tmp_path, [sm, {**sm, "rep": 1}])           # 2 reps: rep dirs are used
     kept = json.loads((d / "summary.json").read_text())
     assert kept["flows"][0]["decisions"]["alpha_rise_s"] == 4.0 and kept["other"] == 1
+
+
+def test_a_partial_rerun_leaves_the_rerun_files_as_the_run_made_them(tmp_path):
+    """merged() backfills the runs it keeps, not the old summaries of the run it
+    replaces, whose directories now hold the rerun (with its own t0)."""
+    from vegaskit.cli.results import merged
+    import json
+    new, old = [], []
+    for rep in (0, 1):
+        d = tmp_path / "vegas_a" / f"rep{rep}"
+        d.mkdir(parents=True)
+        (d / "trace.csv").write_text(TRACE_CSV)
+        sm = {"run": "vegas_a", "rep": rep, "t0_monotonic": T0, "flows": _flows()}
+        runner.fill_decisions(sm, d)
+        (d / "summary.json").write_text(json.dumps(sm))
+        new.append(sm)
+        old.append({"run": "vegas_a", "rep": rep, "t0_monotonic": T0 - 3668,
+                    "flows": _flows()})
+    (tmp_path / "summaries.json").write_text(json.dumps(old))
+    assert merged(tmp_path, ["vegas_a"], new) == new
+    for rep in (0, 1):
+        kept = json.loads((tmp_path / "vegas_a" / f"rep{rep}" / "summary.json").read_text())
+        assert kept["flows"][0]["decisions"]["alpha_rise_s"] == 4.0

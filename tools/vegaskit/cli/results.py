@@ -54,9 +54,10 @@ def merged(base: Path, names: list[str], new: list[dict], scenario: Scenario | N
            profile: str = "") -> list[dict]:
     """A partial rerun's summaries in place of those runs' old ones."""
     old = base / "summaries.json"
-    kept = [sm for sm in (backfill(base, json.loads(old.read_text()), scenario, profile)
-                          if old.exists() else [])
-            if sm["run"] not in names]
+    # the replaced runs are left out before the backfill: their directories now hold
+    # the rerun's repetitions, which an old summary (another t0) would misread
+    kept = backfill(base, [sm for sm in json.loads(old.read_text()) if sm["run"] not in names],
+                    scenario, profile) if old.exists() else []
     return sorted(kept + new, key=lambda x: (x["run"], x["rep"]))
 
 
@@ -82,8 +83,9 @@ def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None
             added += runner.WINDOW_KEYS
         if (d / "summary.json").exists():
             # also when only the file differs: the figures the report shows are the ones
-            # the repetition's own file keeps (a file written at run time once held
-            # decisions that differed from its own trace.csv's; the cause was not found)
+            # the repetition's own file keeps (merged() once backfilled a replaced run's
+            # old summaries into the rerun's directories, writing decisions read with
+            # the old t0 into the new files)
             keys = set(added) | {"decisions"}
             one = json.loads((d / "summary.json").read_text())
             flows = [{**fl, **{k: sm["flows"][i][k] for k in keys if k in sm["flows"][i]}}

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define VK_PARAMS_MAGIC		0x564b5034u	/* "VKP4": layout version 4 */
+#define VK_PARAMS_MAGIC		0x564b5035u	/* "VKP5": layout version 5 */
 #define VK_NAME_MAX		16		/* TCP_CA_NAME_MAX, with the NUL */
 
 /*
@@ -116,6 +116,14 @@ enum vk_ca_state {
 #define VK_PIN_ROOT	"/sys/fs/bpf/vegaskit"
 #define VK_PIN_DOT	'+'
 
+/* vegas_plus's compete_ss: what a detection's switch to competitive mode does to
+ * the window (docs/DESIGN.md §3.11) */
+enum vk_plus_ss {
+	VK_PLUS_SS_NONE,	/* CUBIC's growth from the window delay mode left */
+	VK_PLUS_SS_TO_LOSS,	/* slow start until the first loss */
+	VK_PLUS_SS_CAPPED,	/* slow start up to the window of the best rate seen */
+};
+
 /*
  * Parameters of one registered controller instance. Lives in the object's
  * ".data.params" map (one element), pinned so that `vegasctl set` can retune a
@@ -149,6 +157,9 @@ struct vk_params {
 	__u32 compete;		/* vegas_plus: 0 never leaves delay mode (the ablation) */
 	__u32 idle_relearn;	/* 1: sending from nothing in flight or after idle
 				 * relearns baseRTT (tcp_vegas.c); 0: keeps it (ns-2) */
+	__u32 compete_ss;	/* vegas_plus, entering competitive mode on a detection:
+				 * 1 slow start to the first loss; 2 slow start up to the
+				 * window of the best rate seen; 0 none (VK_PLUS_SS_*) */
 };
 
 /* What the controllers emit into the shared ring buffer (vk_events). */

@@ -39,6 +39,8 @@ const struct vk_param_desc vk_param_descs[] = {
 	  "foreign queue, packets, that held 3 rounds means a buffer-filler (competitive mode)" },
 	{ "compete", VK_P_BOOL, OFF(compete), PLUS,
 	  "1: switch to competitive mode against buffer-fillers; 0: delay mode only" },
+	{ "compete_ss", VK_P_COUNT, OFF(compete_ss), PLUS,
+	  "entering competitive mode: 1 slow start to the first loss; 2 only up to the best rate's window; 0 none" },
 	{ "keep_base_rtt", VK_P_BOOL, OFF(keep_base_rtt), ALL,
 	  "1: a socket swapped in from another vegaskit controller keeps its baseRTT" },
 	{ "idle_relearn", VK_P_BOOL, OFF(idle_relearn), ALL,
@@ -257,6 +259,10 @@ int vk_params_validate(const struct vk_params *p, char *err)
 	if (p->variant == VK_VEGAS_PLUS && p->foreign_max < 1) {
 		/* 0 would take any queueing delay for a competitor's queue */
 		snprintf(err, VK_ERR_MAX, "foreign_max must be >= 1 packet");
+		return -1;
+	}
+	if (p->variant == VK_VEGAS_PLUS && p->compete_ss > VK_PLUS_SS_CAPPED) {
+		snprintf(err, VK_ERR_MAX, "compete_ss must be 0, 1 or 2 (got %u)", p->compete_ss);
 		return -1;
 	}
 	if (p->variant == VK_VEGAS_FR) {

@@ -67,6 +67,40 @@ def test_a_foreign_queue_for_three_rounds_means_compete():
     assert (st.w_max, st.epoch_ms, st.cnt) == (10, 0, 0)    # CUBIC's epoch at the next round
 
 
+def detect(p) -> tuple:
+    st = Plus()
+    learn_alone(st)                             # the best rate: 50 packets per base RTT
+    for _ in range(3):
+        d = decide(st, p, cwnd=10, rtt=2 * BASE, now_ms=100)
+    return st, d
+
+
+def test_compete_ss_2_slow_starts_only_up_to_the_best_rates_window():
+    st, d = detect(params("VEGAS_PLUS", alpha=3, beta=3, compete_ss=2))
+    assert (d.rule, d.cwnd, d.ssthresh) == (RULE["TO_COMPETE"], 10, 50)
+    # while that slow start lasts, CUBIC's epoch waits for its end
+    d = decide(st, params("VEGAS_PLUS", alpha=3, beta=3, compete_ss=2), cwnd=20, ssthresh=50,
+               rtt=2 * BASE, now_ms=200)
+    assert (d.rule, st.epoch_ms) == (RULE["COMPETE"], 0)
+    d = decide(st, params("VEGAS_PLUS", alpha=3, beta=3, compete_ss=2), cwnd=50, ssthresh=50,
+               rtt=2 * BASE, now_ms=300)
+    assert st.epoch_ms != 0 and st.w_start == 50
+
+
+def test_compete_ss_2_never_cuts_a_window_above_the_best_rate():
+    st = Plus()
+    learn_alone(st, bdp=8)
+    for _ in range(3):
+        d = decide(st, params("VEGAS_PLUS", alpha=3, beta=3, compete_ss=2), cwnd=30,
+                   rtt=8 * BASE, now_ms=100)
+    assert (d.rule, d.cwnd, d.ssthresh) == (RULE["TO_COMPETE"], 30, 30)
+
+
+def test_compete_ss_0_enters_cubic_without_slow_start():
+    st, d = detect(params("VEGAS_PLUS", alpha=3, beta=3, compete_ss=0))
+    assert (d.rule, d.cwnd, d.ssthresh) == (RULE["TO_COMPETE"], 10, 10)
+
+
 def test_compete_off_never_leaves_delay_mode():
     st = Plus()
     learn_alone(st)

@@ -148,6 +148,8 @@ BAD_LOADS = [
     (["vegas_fr", "gain=0.0005"], "gain: '0.0005' is finer than the resolution 0.001"),
     (["vegas_a", "th_tie=0.1234"], "th_tie: '0.1234' is finer than the resolution 0.001"),
     (["vegas_fr", "gain=."], "must be a number in (0, 1]"),
+    (["vegas_plus", "compete_ss=3"], "compete_ss must be 0, 1 or 2 (got 3)"),
+    (["vegas", "compete_ss=2"], "unknown parameter 'compete_ss' for variant vegas"),
 ]
 
 

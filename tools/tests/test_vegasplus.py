@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vegaskit.testbed.scenario import Scenario
+from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.vegasplus import cases, measure
 
 
@@ -19,6 +19,17 @@ def test_every_generated_scenario_is_a_valid_one(case, net):
     assert len(run.flows) == 1 + others
     assert run.direct_edges == net.startswith("100M")      # DESIGN §7.3
     assert all(f.sysctl == tuple(sorted(cases.NETS[net].sysctl)) for f in run.flows)
+    for k, spec in cases.ABLATIONS.items():        # vegasctl instances of their own
+        ab = s.run(k, "full", 0)
+        assert ab.flows[0].cc == k and ab.controllers[k] == spec
+
+
+def test_ablations_run_only_when_named():
+    from vegaskit.cli.vegas_plus import pick_ccs
+    assert pick_ccs(None) == list(cases.CCS) and not set(cases.ABLATIONS) & set(pick_ccs(None))
+    assert pick_ccs(["vp_ss_capped", "cubic"]) == ["vp_ss_capped", "cubic"]
+    with pytest.raises(ScenarioError, match="no controller 'nope'"):
+        pick_ccs(["nope"])
 
 
 def test_buffers_are_one_bdp_and_at_least_20_packets():

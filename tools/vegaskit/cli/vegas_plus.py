@@ -4,6 +4,8 @@ results/vegas_plus/report.md.
 
     python -m vegaskit.cli.vegas_plus [--case K] [--net K] [--cc K] [--reps N]
                                       [--jobs N] [--out DIR] [--rerender]
+
+--cc also takes vegas_plus's ablations (cases.ABLATIONS), which run only when named.
 """
 from __future__ import annotations
 
@@ -32,6 +34,12 @@ def _pick(given: list[str] | None, known: dict, what: str) -> list[str]:
     return given or list(known)
 
 
+def pick_ccs(given: list[str] | None) -> list[str]:
+    """The controllers to run: those named (an ablation too), or every one of CCS."""
+    return _pick(given, {**cases.CCS, **cases.ABLATIONS}, "controller") if given \
+        else list(cases.CCS)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.vegas_plus",
                                  description=__doc__.split("\n")[0])
@@ -47,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sel_cases = _pick(a.cases, cases.CASES, "case")
         sel_nets = _pick(a.nets, cases.NETS, "network")
-        sel_ccs = _pick(a.ccs, cases.CCS, "controller")
+        sel_ccs = pick_ccs(a.ccs)
     except ScenarioError as e:
         print(f"vegas-plus: {e}", file=sys.stderr)
         return 2

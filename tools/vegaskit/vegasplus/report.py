@@ -12,7 +12,7 @@ from typing import Callable
 from vegaskit.analysis import plots, stats
 
 from . import measure
-from .cases import CASES, CCS, NETS, scenario_name
+from .cases import ABLATIONS, CASES, CCS, NETS, scenario_name
 
 PROFILE = "full"
 
@@ -108,7 +108,8 @@ def _verdict(row: Row, xs: list[float | None]) -> str:
 
 
 def table(figs: dict, net: str) -> list[str]:
-    ccs = list(CCS)
+    # an ablation gets a column on a network where it ran
+    ccs = list(CCS) + [k for k in ABLATIONS if any(f[1:] == (net, k) for f in figs)]
     out = ["| figure | goal (vegas_plus) | " + " | ".join(ccs) + " | vegas_plus: goal |",
            "|---|---|" + "---|" * len(ccs) + "---|"]
     for row in ROWS:

@@ -1,5 +1,5 @@
-"""What a traced run's adaptive controller decided, and where its backlog stood when it
-did: each congestion-avoidance decision of bpf_vegas, bpf_vegas_a or bpf_pipe
+"""What a traced run's Vegas-family controller decided, and where its backlog stood when
+it did: each congestion-avoidance decision of bpf_vegas, bpf_vegas_a or bpf_pipe
 (docs/DESIGN.md §3.6), counted by rule, by where diff stood against the thresholds the decision saw
 (below alpha, at alpha, between, at beta, above beta) and by how Th compared with Th'.
 PIPE and Vegas-A differ only at the ties (diff at alpha or at beta, Th equal to Th'),

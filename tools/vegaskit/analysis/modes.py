@@ -23,11 +23,13 @@ import sys
 from pathlib import Path
 
 from vegaskit.testbed.runner import BASE_PORT
+from vegaskit.vegasplus.cases import ABLATIONS
 
 from .decisions import reps_of
 from .records import read_csv
 
 ENTRIES = {"to_compete", "to_compete_delay", "recall"}
+PLUS_INSTANCES = {"bpf_vegas_plus", *ABLATIONS}     # make vegas-plus's, traced one at a time
 MSS = 1448
 
 
@@ -86,7 +88,7 @@ def read_rep(rep: Path, after: float) -> list[dict] | None:
     ivals = intervals(read_csv(flows))
     by_flow: dict[int, list[dict]] = {}
     for r in read_csv(trace):
-        if r["type"] == "decision" and r["ca"] == "bpf_vegas_plus":
+        if r["type"] == "decision" and r["ca"] in PLUS_INSTANCES:
             # flow N is the connection to port BASE_PORT + N (the runner's)
             by_flow.setdefault(int(r["dport"]) - BASE_PORT, []).append(r)
     out = []

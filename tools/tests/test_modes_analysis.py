@@ -13,14 +13,14 @@ T0 = 500.0
 TRACE_COLS = ["time_s", "type", "ca", "dport", "rule", "mode", "cwnd", "cwnd_after"]
 
 
-def _rep(tmp_path, decisions, intervals):
+def _rep(tmp_path, decisions, intervals, ca="bpf_vegas_plus"):
     rep = tmp_path / "vegas_plus" / "rep0"
     rep.mkdir(parents=True)
     with open(rep / "trace.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(TRACE_COLS)
         for t, flow, rule, mode, cwnd, after in decisions:
-            w.writerow([T0 + t, "decision", "bpf_vegas_plus", BASE_PORT + flow, rule, mode,
+            w.writerow([T0 + t, "decision", ca, BASE_PORT + flow, rule, mode,
                         cwnd, after])
     with open(rep / "flows.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -68,7 +68,7 @@ def test_an_entry_its_slow_start_its_losses_and_its_probes(tmp_path):
 
 
 def test_an_entry_never_left_and_the_command(tmp_path, capsys):
-    run = _rep(tmp_path, DECISIONS[:4], INTERVALS)
+    run = _rep(tmp_path, DECISIONS[:4], INTERVALS, ca="vp_ss_capped")   # an ablation's instance
     assert modes.main([str(run)]) == 0
     out = capsys.readouterr().out
     assert "| rep0 | 1 | 10.00 | to_compete | 500 | 2002 | 1000 | 40 | 100 | 0 | never | - |" in out

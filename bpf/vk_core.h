@@ -794,12 +794,11 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 			d->ssthresh = vk_min_u32(s->ssthresh, d->cwnd);	/* no slow start */
 			d->rule = VK_RULE_PROBE;
 		} else {
-			/* compete_ss 2: CUBIC's epoch begins where its capped slow
-			 * start ends, or its curve would start below the window */
-			if (p->compete_ss == VK_PLUS_SS_CAPPED &&
-			    vk_in_slow_start(s->cwnd, s->ssthresh))
-				st->epoch_ms = 0;
-			else
+			/* compete_ss 2: CUBIC's epoch (left at 0 by the detection)
+			 * begins where its capped slow start ends, or its curve would
+			 * start below the window */
+			if (p->compete_ss != VK_PLUS_SS_CAPPED ||
+			    !vk_in_slow_start(s->cwnd, s->ssthresh))
 				st->cnt = vk_plus_cubic_cnt(st, s);
 			d->rule = VK_RULE_COMPETE;
 		}

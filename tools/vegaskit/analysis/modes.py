@@ -26,11 +26,11 @@ from vegaskit.testbed.runner import BASE_PORT
 from vegaskit.vegasplus.cases import ABLATIONS
 
 from .decisions import reps_of
+from .model_inputs import MSS
 from .records import read_csv
 
 ENTRIES = {"to_compete", "to_compete_delay", "recall"}
 PLUS_INSTANCES = {"bpf_vegas_plus", *ABLATIONS}     # make vegas-plus's, traced one at a time
-MSS = 1448
 
 
 def intervals(flows_csv: list[dict]) -> list[dict]:

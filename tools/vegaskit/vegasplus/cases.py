@@ -61,7 +61,9 @@ CCS = {
 
 # vegas_plus with one parameter changed (docs/DESIGN.md §3.11): vegasctl instances, run
 # only when --cc names them, never by default; the report gives each a column once it
-# has runs. compete_ss: what a detection's switch to competitive mode does to the window
+# has runs. A run of every controller of CCS on a case replaces the case's directory,
+# ablations included: they are read against the default of the same code.
+# compete_ss: what a detection's switch to competitive mode does to the window
 ABLATIONS = {
     "vp_ss_none": "vegas_plus compete_ss=0",
     "vp_ss_capped": "vegas_plus compete_ss=2",

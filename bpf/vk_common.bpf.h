@@ -473,7 +473,13 @@ SEC("struct_ops")
 void BPF_PROG(vk_cwnd_event, struct sock *sk, enum tcp_ca_event event)
 {
 	if (event == CA_EVENT_CWND_RESTART || event == CA_EVENT_TX_START) {
-		if (vk_params.idle_relearn)
+		/* vegas_plus away from delay mode keeps all: the queue is a competitor's,
+		 * a baseRTT relearned behind it would pass the next probe on a full
+		 * buffer, and its mode changes only at a decision, with its record.
+		 * TX_START also fires when a recovery has marked every segment lost
+		 * (docs/DESIGN.md §3.11) */
+		if (vk_params.idle_relearn &&
+		    (VK_VARIANT != VK_VEGAS_PLUS || vk_ca(sk)->plus.mode == VK_MODE_DELAY))
 			vk_reset(sk);
 	} else if (event == CA_EVENT_LOSS && vk_params.loss_cut == 4)
 		vk_tp(sk)->snd_ssthresh = vk_loss_ssthresh(vk_tp(sk)->snd_cwnd, 2);

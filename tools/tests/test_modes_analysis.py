@@ -65,6 +65,16 @@ def test_an_entry_its_slow_start_its_losses_and_its_probes(tmp_path):
     s = flow["seconds"]
     assert round(s["delay"], 6) == round(9.0 + 5.8, 6)     # 1-10 s, 14.2 s to the end at 20
     assert round(s["compete"], 6) == 3.8 and round(s["probe"], 6) == 0.4
+    assert flow["unrecorded"] == 0
+
+
+def test_a_mode_change_outside_its_rule_is_counted(tmp_path, capsys):
+    reset = DECISIONS[:4] + [(10.3, 1, "dec", "delay", 2002, 2001)]   # compete -> delay at dec
+    run = _rep(tmp_path, reset, INTERVALS)
+    (flow,) = modes.read_rep(run / "rep0", after=2.0)
+    assert flow["unrecorded"] == 1
+    assert modes.main([str(run)]) == 0
+    assert "| 1 |\n" in capsys.readouterr().out
 
 
 def test_an_entry_never_left_and_the_command(tmp_path, capsys):

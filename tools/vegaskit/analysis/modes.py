@@ -13,7 +13,9 @@ One row per entry (to_compete, to_compete_delay or recall) of each vegas_plus fl
 - the other flows' windows at the entry (packets of 1,448 bytes, flows.csv);
 - the probes until the flow was back in delay mode: how many failed, when it passed,
   and the window it kept.
-Then each repetition's seconds in each mode.
+Then each repetition's seconds in each mode, and its mode changes at a rule that
+does not change the mode (none is expected: each change is a decision record of its
+own, §3.11).
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from .model_inputs import MSS
 from .records import read_csv
 
 ENTRIES = {"to_compete", "to_compete_delay", "recall"}
+CHANGES = ENTRIES | {"probe", "probe_fail", "to_delay"}     # the rules that change the mode
 PLUS_INSTANCES = {"bpf_vegas_plus", *ABLATIONS}     # make vegas-plus's, traced one at a time
 
 
@@ -78,6 +81,15 @@ def mode_seconds(decisions: list[dict], t0: float, t_end: float) -> dict[str, fl
     return secs
 
 
+def unrecorded(decisions: list[dict]) -> int:
+    """Mode changes at a rule that is not one of CHANGES: a state reset outside a decision."""
+    prev, n = "delay", 0
+    for r in decisions:
+        n += r["mode"] != prev and r["rule"] not in CHANGES
+        prev = r["mode"]
+    return n
+
+
 def read_rep(rep: Path, after: float) -> list[dict] | None:
     """Each vegas_plus flow of one repetition: its label, episodes and mode seconds."""
     trace, summary, flows = rep / "trace.csv", rep / "summary.json", rep / "flows.csv"
@@ -96,7 +108,8 @@ def read_rep(rep: Path, after: float) -> list[dict] | None:
         if decisions := by_flow.get(f["flow"]):
             out.append({"label": f["label"], "flow": f["flow"],
                         "episodes": episodes(decisions, t0, f["flow"], ivals, after),
-                        "seconds": mode_seconds(decisions, t0, t_end)})
+                        "seconds": mode_seconds(decisions, t0, t_end),
+                        "unrecorded": unrecorded(decisions)})
     return out
 
 
@@ -117,13 +130,14 @@ def render(run_dir: Path, per_rep: dict[str, list[dict]], after: float) -> str:
                              f"{e['cwnd']} | {e['peak']} | {e['retx_own']} | "
                              f"{e['retx_others']} | {others} | {e['fails']} | {back} | "
                              f"{kept} |")
-    lines += ["", "| repetition | flow | seconds in delay | in compete | in probe |",
-              "|---|---|---|---|---|"]
+    lines += ["", "| repetition | flow | seconds in delay | in compete | in probe | "
+              "mode changes without their rule |", "|---|---|---|---|---|---|"]
     for name, flows in per_rep.items():
         for f in flows:
             s = f["seconds"]
             lines.append(f"| {name} | {f['flow']} | {s.get('delay', 0):.1f} | "
-                         f"{s.get('compete', 0):.1f} | {s.get('probe', 0):.1f} |")
+                         f"{s.get('compete', 0):.1f} | {s.get('probe', 0):.1f} | "
+                         f"{f['unrecorded']} |")
     return "\n".join(lines) + "\n"
 
 

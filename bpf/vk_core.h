@@ -666,6 +666,24 @@ VK_INLINE __u32 vk_plus_loss(struct vk_plus *st, __u32 cwnd, __u32 loss_cut)
 }
 
 /*
+ * A probe that found a competitor, or could not tell: competitive mode again.
+ * The competitive window comes back, unless a loss cut the probe's own window
+ * meanwhile (the kernel's cut stands). A path that got slower must not keep us
+ * competitive for good: each failed probe forgets an eighth of the best rate,
+ * our own rounds keep it up.
+ */
+VK_INLINE void vk_plus_probe_fail(struct vk_plus *st, const struct vk_sample *s,
+				  struct vk_decision *d)
+{
+	st->mode = VK_MODE_COMPETE;
+	st->rate_max[0] -= st->rate_max[0] >> 3;
+	st->rate_max[1] -= st->rate_max[1] >> 3;
+	if (s->cwnd >= st->probe_cwnd)
+		d->cwnd = vk_max_u32(st->saved_cwnd, s->cwnd);
+	d->rule = VK_RULE_PROBE_FAIL;
+}
+
+/*
  * vegas_plus, once per RTT (docs/DESIGN.md §3.11):
  *
  *   delay    the Vegas band on our own backlog, exactly: below alpha cwnd+1,
@@ -700,8 +718,18 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 	d->alpha = p->alpha;
 	d->beta = p->beta;
 	if (!begun) {
-		if (st->mode == VK_MODE_PROBE)
-			d->rule = VK_RULE_PROBE;	/* no growth while probing */
+		/* a round with too few samples to judge still counts toward the probe,
+		 * and one that ends it fails: at a window of 2 every round is such a
+		 * round, and a probe that waited for a judgeable one never ended
+		 * (traced against bbr at 10 Mbit/s, 20 ms: 25.6 s at cwnd 2) */
+		if (st->mode == VK_MODE_PROBE) {
+			if (++st->probe_rounds < VK_PLUS_PROBE_ROUNDS) {
+				d->rule = VK_RULE_PROBE;	/* no growth while probing */
+			} else {
+				vk_plus_probe_fail(st, s, d);
+				vk_finish(s, d);
+			}
+		}
 		d->mode = st->mode;
 		return;
 	}
@@ -824,16 +852,7 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		d->ssthresh = vk_dec1(s->cwnd);
 		d->rule = VK_RULE_TO_DELAY;
 	} else {
-		/* restore the competitive window, unless a loss cut the probe's own
-		 * window meanwhile: the kernel's cut stands */
-		st->mode = VK_MODE_COMPETE;
-		/* a path that got slower must not keep us here for good: each failed
-		 * probe forgets an eighth of the best rate, our own rounds keep it up */
-		st->rate_max[0] -= st->rate_max[0] >> 3;
-		st->rate_max[1] -= st->rate_max[1] >> 3;
-		if (s->cwnd >= st->probe_cwnd)
-			d->cwnd = vk_max_u32(st->saved_cwnd, s->cwnd);
-		d->rule = VK_RULE_PROBE_FAIL;
+		vk_plus_probe_fail(st, s, d);
 	}
 	d->mode = st->mode;
 	vk_finish(s, d);

@@ -237,6 +237,27 @@ def test_a_probe_that_still_sees_a_foreign_queue_restores_the_window():
     assert (d.rule, d.mode, d.cwnd) == (RULE["PROBE_FAIL"], MODE["COMPETE"], 30)
 
 
+def test_a_probe_whose_rounds_are_too_thin_to_judge_ends_failed():
+    """Rounds of two samples or fewer (a window of 2 or 3 behind delayed ACKs) count
+    toward the probe; the one that ends it fails. A probe that waited for a judgeable
+    round stayed at cwnd 2 for 25.6 s beside bbr (traced, docs/DESIGN.md §3.11)."""
+    st = competing()
+    decide(st, cwnd=30, rtt=2 * BASE, now_ms=2048)          # probe: cwnd 18
+    d = decide(st, cwnd=2, rtt=2 * BASE, now_ms=2100, cnt_rtt=1)   # a loss cut it to 2
+    assert (d.rule, d.mode) == (RULE["PROBE"], MODE["PROBE"])
+    d = decide(st, cwnd=2, rtt=2 * BASE, now_ms=2150, cnt_rtt=1)
+    assert (d.rule, d.mode, d.cwnd) == (RULE["PROBE_FAIL"], MODE["COMPETE"], 2)
+    assert st.mode == MODE["COMPETE"]
+
+
+def test_a_thin_round_at_the_probes_own_window_restores_the_competitive_one():
+    st = competing()
+    decide(st, cwnd=30, rtt=2 * BASE, now_ms=2048)          # probe: cwnd 18
+    decide(st, cwnd=18, rtt=2 * BASE, now_ms=2100, cnt_rtt=2)
+    d = decide(st, cwnd=18, rtt=2 * BASE, now_ms=2150, cnt_rtt=2)
+    assert (d.rule, d.mode, d.cwnd) == (RULE["PROBE_FAIL"], MODE["COMPETE"], 30)
+
+
 def test_a_loss_during_the_probe_keeps_the_kernels_cut():
     """A probe whose window a loss has cut since does not restore the
     competitive window over the kernel's reduction."""

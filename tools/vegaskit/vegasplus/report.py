@@ -108,8 +108,9 @@ def _verdict(row: Row, xs: list[float | None]) -> str:
 
 
 def table(figs: dict, net: str) -> list[str]:
-    # an ablation gets a column on a network where it ran
-    ccs = list(CCS) + [k for k in ABLATIONS if any(f[1:] == (net, k) for f in figs)]
+    # an ablation gets a column on a network where it ran, and its count beside the default's
+    ablations = [k for k in ABLATIONS if any(f[1:] == (net, k) for f in figs)]
+    ccs = list(CCS) + ablations
     out = ["| figure | goal (vegas_plus) | " + " | ".join(ccs) + " | vegas_plus: goal |",
            "|---|---|" + "---|" * len(ccs) + "---|"]
     for row in ROWS:
@@ -118,9 +119,10 @@ def table(figs: dict, net: str) -> list[str]:
         if not any(vals.values()):
             continue
         unit = f" ({row.unit})" if row.unit else ""
+        verdict = "; ".join([_verdict(row, vals["vegas_plus"])] + [
+            f"{k}: {v}" for k in ablations if (v := _verdict(row, vals[k]))])
         out.append(f"| {row.what}{unit} | {row.goal or 'report'} | "
-                   + " | ".join(_cell(vals[cc]) for cc in ccs)
-                   + f" | {_verdict(row, vals['vegas_plus'])} |")
+                   + " | ".join(_cell(vals[cc]) for cc in ccs) + f" | {verdict} |")
     return out
 
 

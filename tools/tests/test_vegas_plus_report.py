@@ -1,0 +1,26 @@
+"""results/vegas_plus/report.md's tables (vegaskit.vegasplus.report): each
+controller's median and interval, and the goal's count for vegas_plus and for each
+ablation that ran on the network."""
+from __future__ import annotations
+
+from vegaskit.vegasplus import report
+
+
+def _figs(cc: str, shares: list[float]) -> dict:
+    return {("cubic", "10M80", cc): [{"share": x} for x in shares]}
+
+
+def test_the_goal_column_counts_the_default_and_each_ablation_that_ran():
+    figs = {**_figs("vegas_plus", [1.0] * 5 + [0.5]),
+            **_figs("vp_ss_capped", [1.0, 1.0, 0.5, 0.5, 0.5, 0.5])}
+    (row,) = [r for r in report.table(figs, "10M80") if r.startswith("| against 1 cubic")]
+    assert row.endswith("| not met (5/6); vp_ss_capped: not met (2/6) |")
+    assert "| vp_ss_capped |" in report.table(figs, "10M80")[0].replace(" vegas_plus: goal", "")
+
+
+def test_without_ablations_the_goal_column_is_the_defaults_alone():
+    lines = report.table(_figs("vegas_plus", [1.0] * 6), "10M80")
+    assert "vp_ss" not in lines[0]
+    (row,) = [r for r in lines if r.startswith("| against 1 cubic")]
+    assert row.endswith("| met (6/6) |")
+    assert "not run" in row            # the other controllers of CCS

@@ -65,16 +65,28 @@ def test_an_entry_its_slow_start_its_losses_and_its_probes(tmp_path):
     s = flow["seconds"]
     assert round(s["delay"], 6) == round(9.0 + 5.8, 6)     # 1-10 s, 14.2 s to the end at 20
     assert round(s["compete"], 6) == 3.8 and round(s["probe"], 6) == 0.4
-    assert flow["unrecorded"] == 0
+    assert flow["misplaced"] == 0
 
 
 def test_a_mode_change_outside_its_rule_is_counted(tmp_path, capsys):
     reset = DECISIONS[:4] + [(10.3, 1, "dec", "delay", 2002, 2001)]   # compete -> delay at dec
     run = _rep(tmp_path, reset, INTERVALS)
     (flow,) = modes.read_rep(run / "rep0", after=2.0)
-    assert flow["unrecorded"] == 1
+    assert flow["misplaced"] == 1
     assert modes.main([str(run)]) == 0
     assert "| 1 |\n" in capsys.readouterr().out
+
+
+def test_a_rule_joining_other_modes_than_its_own_is_misplaced():
+    rec = lambda rule, mode: {"rule": rule, "mode": mode}
+    assert modes.misplaced([rec("to_compete", "compete"), rec("probe", "probe"),
+                            rec("probe", "probe"), rec("probe_fail", "compete"),
+                            rec("dec", "compete"), rec("probe", "probe"),
+                            rec("to_delay", "delay"), rec("inc", "delay")]) == []
+    skipped = [rec("to_compete", "compete"), rec("to_delay", "delay")]   # no probe between
+    stayed = [rec("recall", "delay")]                                       # a change that did not happen
+    assert modes.misplaced(skipped) == [skipped[1]]
+    assert modes.misplaced(stayed) == stayed
 
 
 def test_an_entry_never_left_and_the_command(tmp_path, capsys):

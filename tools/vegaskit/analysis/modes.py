@@ -13,9 +13,8 @@ One row per entry (to_compete, to_compete_delay or recall) of each vegas_plus fl
 - the other flows' windows at the entry (packets of 1,448 bytes, flows.csv);
 - the probes until the flow was back in delay mode: how many failed, when it passed,
   and the window it kept.
-Then each repetition's seconds in each mode, and its mode changes at a rule that
-does not change the mode (none is expected: each change is a decision record of its
-own, §3.11).
+Then each repetition's seconds in each mode, and its mode changes that their rule does
+not make (none is expected: each change is a decision record of its own, §3.11).
 """
 from __future__ import annotations
 
@@ -32,7 +31,12 @@ from .model_inputs import MSS
 from .records import read_csv
 
 ENTRIES = {"to_compete", "to_compete_delay", "recall"}
-CHANGES = ENTRIES | {"probe", "probe_fail", "to_delay"}     # the rules that change the mode
+# The rules that change the mode, each with the (before, after) modes it may join
+# (§3.11); every other rule keeps the mode it finds.
+TRANSITIONS = {**{rule: {("delay", "compete")} for rule in ENTRIES},
+               "probe": {("compete", "probe"), ("probe", "probe")},     # its start, its hold
+               "probe_fail": {("probe", "compete")}, "to_delay": {("probe", "delay")}}
+CHANGES = frozenset(TRANSITIONS)
 PLUS_INSTANCES = {"bpf_vegas_plus", *ABLATIONS}     # make vegas-plus's, traced one at a time
 
 
@@ -81,13 +85,17 @@ def mode_seconds(decisions: list[dict], t0: float, t_end: float) -> dict[str, fl
     return secs
 
 
-def unrecorded(decisions: list[dict]) -> int:
-    """Mode changes at a rule that is not one of CHANGES: a state reset outside a decision."""
-    prev, n = "delay", 0
+def misplaced(decisions: list[dict]) -> list[dict]:
+    """The records whose mode change is not one their rule makes: a change at a rule
+    outside CHANGES (a state reset outside a decision), or a rule of CHANGES joining
+    other modes than TRANSITIONS gives it."""
+    prev, out = "delay", []
     for r in decisions:
-        n += r["mode"] != prev and r["rule"] not in CHANGES
+        rule, step = r["rule"], (prev, r["mode"])
+        if step not in TRANSITIONS.get(rule, {(prev, prev)}):
+            out.append(r)
         prev = r["mode"]
-    return n
+    return out
 
 
 def read_rep(rep: Path, after: float) -> list[dict] | None:
@@ -109,7 +117,7 @@ def read_rep(rep: Path, after: float) -> list[dict] | None:
             out.append({"label": f["label"], "flow": f["flow"],
                         "episodes": episodes(decisions, t0, f["flow"], ivals, after),
                         "seconds": mode_seconds(decisions, t0, t_end),
-                        "unrecorded": unrecorded(decisions)})
+                        "misplaced": len(misplaced(decisions))})
     return out
 
 
@@ -131,13 +139,13 @@ def render(run_dir: Path, per_rep: dict[str, list[dict]], after: float) -> str:
                              f"{e['retx_others']} | {others} | {e['fails']} | {back} | "
                              f"{kept} |")
     lines += ["", "| repetition | flow | seconds in delay | in compete | in probe | "
-              "mode changes without their rule |", "|---|---|---|---|---|---|"]
+              "mode changes their rule does not make |", "|---|---|---|---|---|---|"]
     for name, flows in per_rep.items():
         for f in flows:
             s = f["seconds"]
             lines.append(f"| {name} | {f['flow']} | {s.get('delay', 0):.1f} | "
                          f"{s.get('compete', 0):.1f} | {s.get('probe', 0):.1f} | "
-                         f"{f['unrecorded']} |")
+                         f"{f['misplaced']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from conftest import loaded, vegasctl
+from conftest import loaded, vegasctl, vegasctl_json
 from vegaskit.testbed import iperf
 from vegaskit.testbed.iperf import FlowResult
 from vegaskit.testbed.netns import Lab
@@ -109,19 +109,31 @@ def test_raising_alpha_beta_live_raises_the_queue():
     q <= 1.6 by the rule, but with a window of ~5 and delayed ACKs an RTT carries
     <= 2 samples, and tcp_vegas.c falls back to Reno growth for such RTTs until
     the window is ~6, so the queue floor is <= 5 packets (measured 3.9-4.1).
-    The rule thus says the rise is >= 5.7 packets at any base seen; we require 5.
     (120 was tried first: at base = 200 us its rise is only ~1.5 packets, and a
-    clean-clone CI run once saw 3.9 -> 6.5.)
+    clean-clone CI run once saw 3.9 -> 6.5.) The base can be smaller still: a
+    clean-clone CI run saw 4.0 -> 7.9, what the rule gives at a base of ~100 us.
+    So the test reads the base the controller holds near the end (vegasctl
+    flows) and requires half the rise the rule gives at that base.
     """
     half = 6
+    held = []
     with loaded("vegas") as name:
         run = single_flow(name, RATE, BUFFER, 2 * half,
-                          at=[(half, lambda: vegasctl("set", name, "alpha=400", "beta=400"))])
+                          at=[(half, lambda: vegasctl("set", name, "alpha=400", "beta=400")),
+                              (2 * half - 1, lambda: held.extend(
+                                  f["base_rtt_us"] for f in vegasctl_json("flows")
+                                  if f["ca"] == name and f["dport"] == 5201))])
         assert '"alpha":400' in vegasctl("show", name, "--json").stdout
     before = queue_mean(run, 2, half)
     after = queue_mean(run, half + 2, 2 * half)
-    print(f"queue {before:.1f} -> {after:.1f} packets after raising alpha/beta")
-    assert after >= before + 5, f"queue {before:.1f} -> {after:.1f} after raising alpha/beta"
+    assert held, "vegasctl flows did not list the flow near its end"
+    base, frame = max(held), 610.0      # us: the data connection's, and one frame's time
+    w = (base + (base * base + 1600 * frame * base) ** 0.5) / (2 * frame)  # W(W*s-b)/b = 400
+    rule = w - base / frame             # the equilibrium queue, packets
+    print(f"queue {before:.1f} -> {after:.1f} packets after raising alpha/beta "
+          f"(base {base} us: the rule gives {rule:.1f})")
+    assert after >= before + max(0.5 * (rule - before), 1.0), \
+        f"queue {before:.1f} -> {after:.1f} after raising alpha/beta, base {base} us"
     # no loss: the bottleneck dropped nothing. The sender's retransmission count is
     # not that measure: a CI pre-check saw 3 with 0 drops at the bottleneck
     # (segments the sender sent again that the bottleneck had not dropped).

@@ -1,0 +1,93 @@
+"""The candidate detector of a competing queue replayed on traced runs
+(vegaskit.analysis.decruns): a run of `dec` rounds whose queue does not fall as our
+own shedding would drain it."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from vegaskit.analysis import decruns
+from vegaskit.testbed.runner import BASE_PORT
+
+BASE_US, PKT_US, K = 80_000, 100, 16     # a packet's time at the flow's rate: rtt/cwnd
+
+
+def _round(i, queue_pkts, rule="dec", mode="delay", sent=None):
+    rtt = BASE_US + queue_pkts * PKT_US
+    # cwnd follows from rtt/cwnd = PKT_US so the rule's own estimate of a packet's time
+    # is the one the rounds were built with
+    return {"time_s": 1.0 + 0.1 * i, "rule": rule, "mode": mode, "cwnd": rtt // PKT_US,
+            "sent": sent if sent is not None else rtt // PKT_US, "rtt_us": rtt,
+            "base_rtt_us": BASE_US, "beta": 3}
+
+
+def test_our_own_queue_draining_one_packet_a_round_does_not_fire():
+    rounds = [_round(i, 40 - i) for i in range(30)]
+    assert decruns.replay(rounds, K) == (1, [])
+
+
+def test_a_queue_that_holds_while_we_shed_fires_once_per_run_of_dec():
+    held = [_round(i, 40) for i in range(20)]
+    again = [_round(30 + i, 40) for i in range(K)]
+    runs, firings = decruns.replay(held + [_round(20, 40, rule="inc")] + again, K)
+    assert runs == 2 and len(firings) == 2
+    assert firings[0].t == pytest.approx(1.0 + 0.1 * (K - 1))
+    assert firings[0].q_first_ms == firings[0].q_last_ms == pytest.approx(4.0)
+    assert firings[0].drain_ms == pytest.approx((K - K // 4) * PKT_US / 1000, rel=0.01)
+
+
+def test_a_run_shorter_than_k_or_outside_delay_mode_does_not_count():
+    short = [_round(i, 40) for i in range(K - 1)]
+    compete = [_round(i, 40, mode="compete") for i in range(K + 5)]
+    assert decruns.replay(short + [_round(99, 40, rule="hold")] + compete, K) == (0, [])
+
+
+def test_a_queue_at_the_floor_a_pair_keeps_does_not_fire():
+    # 2(beta+1) = 8 packets cannot fall much: at or under it, no sign
+    assert decruns.replay([_round(i, 8) for i in range(K)], K) == (1, [])
+    assert len(decruns.replay([_round(i, 9) for i in range(K)], K)[1]) == 1
+
+
+def test_rounds_that_do_not_send_their_window_do_not_fire():
+    # pacing or the application limits the flow: a dec takes nothing out of the queue
+    paced = [_round(i, 40, sent=50) for i in range(K)]
+    assert decruns.replay(paced, K) == (1, [])
+
+
+def _traced(tmp_path, rounds):
+    rep = tmp_path / "vp_reno_100M80" / "full" / "vegas_plus" / "rep0"
+    rep.mkdir(parents=True)
+    cols = ["time_s", "type", "ca", "dport", *rounds[0].keys() - {"time_s"}]
+    with open(rep / "trace.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, cols)
+        w.writeheader()
+        for r in rounds:
+            w.writerow({**r, "time_s": 500 + r["time_s"], "type": "decision",
+                        "ca": "bpf_vegas_plus", "dport": BASE_PORT + 1})
+    (rep / "summary.json").write_text(json.dumps({"t0_monotonic": 500.0}))
+    return tmp_path
+
+
+def test_the_command_tabulates_each_traced_flow(tmp_path, capsys):
+    root = _traced(tmp_path, [_round(i, 40) for i in range(20)])
+    assert decruns.main([str(root)]) == 0
+    row = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| vp_reno")]
+    assert row == ["| vp_reno_100M80/full/vegas_plus/rep0 | 1 | 20 | 1 | 1 | 2.50 | 840 | "
+                   "4.00 -> 4.00 | 1.20 |"]
+
+
+@pytest.mark.parametrize("args, rc, msg", [
+    (["/nonexistent"], 2, "no such directory"),
+    (["--k", "3", "."], 2, "must be 4 to 1024"),
+])
+def test_bad_input_is_one_line_and_an_exit_code(args, rc, msg, capsys):
+    assert decruns.main(args) == rc
+    err = capsys.readouterr().err
+    assert msg in err and err.count("\n") == 1
+
+
+def test_a_directory_without_a_traced_run_is_an_error(tmp_path, capsys):
+    assert decruns.main([str(tmp_path)]) == 1
+    assert "no traced repetition" in capsys.readouterr().err

@@ -36,6 +36,10 @@ pytestmark = pytest.mark.kernel
 RATE = 20_000_000
 BUFFER = 100
 SECONDS = 8
+PORT = 5201
+# one full segment's frame through the HTB bottleneck (1,448 bytes of payload, 12 of
+# timestamps, TCP, IP and Ethernet headers: 1,514 bytes), in us at RATE
+FRAME_US = 1514 * 8 / RATE * 1e6
 
 
 @dataclass
@@ -51,9 +55,9 @@ def single_flow(cc: str, rate_bps: int, limit_pkts: int, seconds: float,
     `at` is called t seconds into the flow."""
     with Lab() as lab:
         path = htb_path(lab, rate_bps, limit_pkts)
-        iperf.server(lab, path.receiver, 5201)
+        iperf.server(lab, path.receiver, PORT)
         with QueueMonitor(path.router, path.bottleneck_dev) as qm:
-            p = iperf.client(lab, path.sender, receiver_addr(), 5201, cc, seconds)
+            p = iperf.client(lab, path.sender, receiver_addr(), PORT, cc, seconds)
             timers = [threading.Timer(t, fn) for t, fn in at]
             for t in timers:
                 t.start()
@@ -99,7 +103,7 @@ def test_raising_alpha_beta_live_raises_the_queue():
     """Retune mid-flow from (2,4) to (400,400); the standing queue must rise.
 
     Linux's diff = cwnd*(rtt-base)/base, and rtt ~ cwnd*s with s = 0.61 ms per
-    frame here, so at the new equilibrium W*(W*s - base)/base = 400. What the
+    frame here (FRAME_US), so at the new equilibrium W*(W*s - base)/base = 400. What the
     base is decides how far the queue rises, and it is not one frame's time:
     tcp_vegas takes the smallest sample, which may be a short segment's (a third
     of a frame), and re-learns it when a sender restarts after idle. Traced over
@@ -122,12 +126,12 @@ def test_raising_alpha_beta_live_raises_the_queue():
                           at=[(half, lambda: vegasctl("set", name, "alpha=400", "beta=400")),
                               (2 * half - 1, lambda: held.extend(
                                   f["base_rtt_us"] for f in vegasctl_json("flows")
-                                  if f["ca"] == name and f["dport"] == 5201))])
+                                  if f["ca"] == name and f["dport"] == PORT))])
         assert '"alpha":400' in vegasctl("show", name, "--json").stdout
     before = queue_mean(run, 2, half)
     after = queue_mean(run, half + 2, 2 * half)
     assert held, "vegasctl flows did not list the flow near its end"
-    base, frame = max(held), 610.0      # us: the data connection's, and one frame's time
+    base, frame = max(held), FRAME_US   # us: the data connection's, and one frame's time
     w = (base + (base * base + 1600 * frame * base) ** 0.5) / (2 * frame)  # W(W*s-b)/b = 400
     rule = w - base / frame             # the equilibrium queue, packets
     print(f"queue {before:.1f} -> {after:.1f} packets after raising alpha/beta "

@@ -157,13 +157,15 @@ ns2: deps all
 
 # vegas_plus against issue 17's goals beside vegas, vegas_a, cubic and bbr
 # (docs/DESIGN.md §7.3): CASES, NETS, CCS rerun only those and merge into
-# results/vegas_plus/; JOBS=N runs N at once (untraced).
+# results/vegas_plus/; JOBS=N runs N at once (untraced); TRACE_ALL=1 traces every
+# repetition (JOBS=1), not only the first.
 CASES ?=
 NETS ?=
 CCS ?=
 vegas-plus: deps all
 	$(PY) -m vegaskit.cli.vegas_plus $(foreach c,$(CASES),--case $(c)) \
-		$(foreach n,$(NETS),--net $(n)) $(foreach c,$(CCS),--cc $(c))
+		$(foreach n,$(NETS),--net $(n)) $(foreach c,$(CCS),--cc $(c)) \
+		$(if $(TRACE_ALL),--trace-all)
 
 # Whether runs side by side change results (decides JOBS; docs/DESIGN.md §7.1).
 concurrency: deps all

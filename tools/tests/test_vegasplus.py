@@ -90,3 +90,10 @@ def test_arrival_burst_weights_groups_by_their_packets(tmp_path):
     assert measure.arrival_burst(q, 0, 3) == pytest.approx((9 + 1 + 4 + 1) / 7)
     assert measure.arrival_burst(q, 1.2, 3) == pytest.approx((1 + 4 + 1) / 4)
     assert measure.arrival_burst(q, 5, 6) == 0.0
+
+
+def test_trace_all_needs_one_run_at_a_time(capsys):
+    from vegaskit.cli.vegas_plus import main
+    assert main(["--trace-all", "--jobs", "2", "--case", "alone"]) == 2
+    err = capsys.readouterr().err
+    assert "--trace-all needs --jobs 1" in err and err.count("\n") == 1

@@ -3,7 +3,7 @@ every case of issue 17 on every network (docs/DESIGN.md §7.3), repeated, then
 results/vegas_plus/report.md.
 
     python -m vegaskit.cli.vegas_plus [--case K] [--net K] [--cc K] [--reps N]
-                                      [--jobs N] [--out DIR] [--rerender]
+                                      [--jobs N] [--trace-all] [--out DIR] [--rerender]
 
 --cc also takes vegas_plus's ablations (cases.ABLATIONS), which run only when named.
 """
@@ -47,7 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--net", action="append", dest="nets", help="only this network (repeatable)")
     ap.add_argument("--cc", action="append", dest="ccs", help="only this controller (repeatable)")
     ap.add_argument("--reps", type=int, default=cases.REPS)
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1))
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
+                    help="runs at once (default 1, which traces each run's first repetition; "
+                         "with more, nothing is traced)")
+    ap.add_argument("--trace-all", action="store_true",
+                    help="trace every repetition, not only the first (needs --jobs 1)")
     ap.add_argument("--out", type=Path, default=paths.RESULTS)
     ap.add_argument("--rerender", action="store_true", help="rewrite the report, running nothing")
     a = ap.parse_args(argv)
@@ -61,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not 1 <= a.reps <= 100 or not 1 <= a.jobs <= 16:
         print("vegas-plus: --reps must be 1 to 100 and --jobs 1 to 16", file=sys.stderr)
+        return 2
+    if a.trace_all and a.jobs > 1:
+        print("vegas-plus: --trace-all needs --jobs 1 (runs side by side trace nothing)",
+              file=sys.stderr)
         return 2
     if a.rerender:
         if not base.is_dir():
@@ -88,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     sigterm_unwinds()
     try:
         results.execute(plans, report.PROFILE, base, a.reps, a.jobs,
-                        whole=sel_ccs == list(cases.CCS))
+                        whole=sel_ccs == list(cases.CCS), trace_all=a.trace_all)
     except KeyboardInterrupt:
         print("vegas-plus: interrupted; everything it started was removed", file=sys.stderr)
         return 130

@@ -332,30 +332,33 @@ class Steps:
         return {self.cwnd[j] for j in (i - 1, i) if 0 <= j < len(self.cwnd)}
 
 
-def mid_ack_values(steps: Steps, t: float, r: Rec, prev: tuple[float, Rec] | None) -> set[int]:
-    """cwnd values a .bt script can read at an event r at t that tcp:tcp_probe
-    (which fires before each ACK is processed) cannot show, from the kernel's rules:
+def is_mid_ack(steps: Steps, t: float, r: Rec, prev: tuple[float, Rec] | None) -> bool:
+    """Whether an event r at t reads a cwnd a .bt script can see that tcp:tcp_probe
+    (which fires before each ACK is processed) cannot show, by the kernel's rules:
     - the growth of the last ACK before t, if a timer (RTO, RACK reordering, TLP)
       then acted before the next ACK: that ACK's probe + 1 or + 2 (an ACK covers
       <= 2 segments with delayed ACKs; tcp_slow_start, tcp_cong_avoid_ai, PRR);
-    - the cut of the last ACK before t in Recovery, if an RTO then acted before
-      the next ACK (that ACK's probe shows 1, tcp_enter_loss): PRR
-      (tcp_cwnd_reduction) sets cwnd = in-flight + sndcnt, at most ssthresh once
-      in-flight is under it and at most the probe's value while it is above, and
-      the retransmission it allows reads that value (seen: probe 3, event 2 in
-      Recovery with ssthresh 3, next probe 1);
+    - a retransmission in Recovery after PRR's cut of the last ACK before t, if an
+      RTO then acted before the next ACK (that ACK's probe shows 1, tcp_enter_loss):
+      tcp_cwnd_reduction sets cwnd = in-flight + sndcnt, at most ssthresh once
+      in-flight is under it (+1 on Recovery's first ACK, the forced retransmission:
+      the probe's + 1 or + 2 above covers it), and at most the probe's value while
+      in-flight, itself at most that value, is above it; so 1..max(probe, ssthresh)
+      (seen: probe 3, event 2 in Recovery with ssthresh 3, next probe 1). Only
+      tcpccretrans.bt's records carry ca_state and ssthresh;
     - leaving CWR/Recovery, tcp_end_cwnd_reduction() sets cwnd = ssthresh, and the
       same ACK may enter Recovery again at once: the ssthresh of an event earlier
       within the same inter-ACK gap.
     """
     tp, p = steps.before(t)
-    vals = {p + 1, p + 2}
+    if r.cwnd in (p + 1, p + 2):
+        return True
     ssthresh = r.extra.get("ssthresh", "")
-    if r.extra.get("ca_state") == "recovery" and ssthresh.isdigit() and steps.at(t) == 1:
-        vals |= set(range(1, max(p, int(ssthresh)) + 1))
-    if prev is not None and prev[0] >= tp and prev[1].extra.get("ssthresh", "").isdigit():
-        vals.add(int(prev[1].extra["ssthresh"]))
-    return vals
+    if r.extra.get("ca_state") == "recovery" and ssthresh.isdigit() and steps.at(t) == 1 \
+            and 1 <= r.cwnd <= max(p, int(ssthresh)):
+        return True
+    return (prev is not None and prev[0] >= tp and prev[1].extra.get("ssthresh", "").isdigit()
+            and r.cwnd == int(prev[1].extra["ssthresh"]))
 
 
 # ---------------------------------------------------------------- tests
@@ -501,7 +504,7 @@ def test_event_cwnd_agrees(run, key):
     The bcc tools report the last tcp_probe value by design. The .bt scripts read
     the socket mid-ACK, and in the squeeze's loss episodes the kernel sets values
     there that no tcp_probe shows; those its rules predict are counted apart
-    (mid_ack_values: the last ACK's growth or PRR cut before a timer acted; cwnd =
+    (is_mid_ack: the last ACK's growth or PRR cut before a timer acted; cwnd =
     ssthresh when a Recovery ends and the same ACK starts the next), the rest must stay
     under 10%. E.g. leaving Recovery at cwnd 2 with ssthresh 20 and re-entering
     it in the same ACK reports 20, where tcp_probe sees 2 before and 1 after."""
@@ -527,7 +530,7 @@ def test_event_cwnd_agrees(run, key):
         if not 1 <= r.cwnd <= hi:
             out_of_range.append((round(t, 3), r.cwnd, round(hi, 1)))
         if r.cwnd not in steps.around(t):
-            if key.endswith(".bt") and r.cwnd in mid_ack_values(steps, t, r, prev):
+            if key.endswith(".bt") and is_mid_ack(steps, t, r, prev):
                 mid_ack += 1
             else:
                 mismatched.append((round(t, 3), r.cwnd, steps.around(t), r.extra))

@@ -81,6 +81,7 @@ def test_the_command_tabulates_each_traced_flow(tmp_path, capsys):
 @pytest.mark.parametrize("args, rc, msg", [
     (["/nonexistent"], 2, "no such directory"),
     (["--k", "3", "."], 2, "must be 4 to 1024"),
+    (["--beta", "0", "."], 2, "must be 1 to 1000"),
 ])
 def test_bad_input_is_one_line_and_an_exit_code(args, rc, msg, capsys):
     assert decruns.main(args) == rc
@@ -91,3 +92,32 @@ def test_bad_input_is_one_line_and_an_exit_code(args, rc, msg, capsys):
 def test_a_directory_without_a_traced_run_is_an_error(tmp_path, capsys):
     assert decruns.main([str(tmp_path)]) == 1
     assert "no traced repetition" in capsys.readouterr().err
+
+
+def test_records_without_beta_take_the_one_given_or_are_left_out(tmp_path, capsys):
+    # vegas_plus's records carry beta since 78e0af3; before, 0
+    old = [{**_round(i, 6), "beta": 0} for i in range(K)]
+    with pytest.raises(decruns.NoBeta):
+        decruns.replay(old, K)
+    assert decruns.replay(old, K, beta=3) == (1, [])           # 6 <= 2(3+1): the floor
+    assert len(decruns.replay(old, K, beta=1)[1]) == 1         # 6 > 2(1+1)
+    root = _traced(tmp_path, old)
+    assert decruns.main([str(root)]) == 1                      # nothing else to show
+    err = capsys.readouterr().err.splitlines()
+    assert "left out: its records carry no beta" in err[0] and "no traced repetition" in err[1]
+    assert decruns.main([str(root), "--beta", "1"]) == 0
+
+
+def test_a_trace_without_a_column_the_rule_reads_is_left_out(tmp_path, capsys):
+    root = _traced(tmp_path, [{k: v for k, v in _round(i, 40).items() if k != "sent"}
+                              for i in range(K)])
+    assert decruns.main([str(root)]) == 1
+    assert "trace.csv has no column 'sent'" in capsys.readouterr().err
+
+
+def test_a_summary_that_is_not_a_run_s_is_one_line(tmp_path, capsys):
+    root = _traced(tmp_path, [_round(i, 40) for i in range(K)])
+    (root / "vp_reno_100M80" / "full" / "vegas_plus" / "rep0" / "summary.json").write_text("[1]")
+    assert decruns.main([str(root)]) == 1
+    err = capsys.readouterr().err
+    assert "unreadable (TypeError" in err and err.count("\n") == 1

@@ -1,12 +1,15 @@
 """A candidate detector of a competing queue, replayed on traced runs; not in the
 controller (docs/DESIGN.md §3.11, "a run of dec rounds").
 
-    python -m vegaskit.analysis.decruns results/vegas_plus [--k 16]
+    python -m vegaskit.analysis.decruns results/vegas_plus [--k 16] [--beta N]
 
 In delay mode a `dec` round takes one packet out of the window. Alone, that packet
 leaves the queue, and the queueing delay (the round's RTT less baseRTT) falls by one
 packet's time at the flow's rate, rtt/cwnd. Behind a competitor that grows while we
-shed, the queue holds. The rule: over K consecutive delay-mode decisions that are all
+shed, the queue holds. rtt/cwnd is a packet's time at the bottleneck only while the
+flow is alone: beside others it is longer by the inverse of our share, so the rule
+overstates the drain there, and beside a competitor that merely holds still it fires
+once our share is at most a half. The rule: over K consecutive delay-mode decisions that are all
 `dec`, take the median queueing delay of the first quarter of them and of the last
 quarter; it fires when the queue fell by less than half of what our own shedding
 would have drained between the two quarters ((K - K/4) rounds of rtt/cwnd, the
@@ -17,6 +20,11 @@ sign; and the rounds sent their window (median sent/cwnd at least 0.9), as a `de
 takes nothing out of the queue where pacing or the application limits the flow
 (make vegas-plus's network 100M20frame2). A run of `dec` fires at most once, at its
 first such window.
+
+beta is the decision record's (vegas_plus's records carry it since commit 78e0af3);
+records without it (0) take --beta, and a repetition of such records without --beta
+is left out, with a line on stderr, as is one whose trace.csv lacks a column the
+rule reads.
 
 Every trace.csv under the directory given is read (each repetition's summary.json
 beside it gives the clock's origin): one row per vegas_plus flow with its delay-mode
@@ -39,33 +47,48 @@ from .modes import PLUS_INSTANCES
 from .records import read_csv
 
 DEFAULT_K = 16
+# what the rule reads of each decision record
+COLUMNS = ("time_s", "type", "ca", "dport", "rule", "mode", "cwnd", "sent", "rtt_us",
+           "base_rtt_us", "beta")
+
+
+class NoBeta(Exception):
+    """A record without beta, and none given."""
+
+
+class Unfit(Exception):
+    """A repetition the rule cannot read: left out, with its reason."""
 
 
 @dataclass(frozen=True)
 class Firing:
-    t: float            # s from the run's start, at the K-th `dec`
+    t: float            # s from the run's start: the last `dec` of the window that fired
     cwnd: int           # packets, the window that round read
     q_first_ms: float   # queueing delay, median of the first quarter
     q_last_ms: float    # and of the last quarter
     drain_ms: float     # what our own shedding would have drained between them
 
 
-def fires(window: list[dict], k: int) -> Firing | None:
+def fires(window: list[dict], k: int, beta: int | None = None) -> Firing | None:
     """The rule on K consecutive `dec` decisions (dicts with time_s, cwnd, sent,
-    rtt_us, base_rtt_us, beta; time_s already from the run's start)."""
+    rtt_us, base_rtt_us, beta; time_s already from the run's start). beta stands
+    in for a record's beta of 0 (none recorded)."""
     quarter = max(1, k // 4)
     q = [(int(r["rtt_us"]) - int(r["base_rtt_us"])) / 1000 for r in window]
     q_first, q_last = statistics.median(q[:quarter]), statistics.median(q[-quarter:])
     per_packet = statistics.median(int(r["rtt_us"]) / int(r["cwnd"]) for r in window) / 1000
     drain = (k - quarter) * per_packet
-    if q_first - q_last >= drain / 2 or q_last <= 2 * (int(window[-1]["beta"]) + 1) * per_packet \
+    beta_now = int(window[-1]["beta"]) or beta
+    if beta_now is None:
+        raise NoBeta
+    if q_first - q_last >= drain / 2 or q_last <= 2 * (beta_now + 1) * per_packet \
             or statistics.median(int(r["sent"]) / int(r["cwnd"]) for r in window) < 0.9:
         return None
     last = window[-1]
     return Firing(float(last["time_s"]), int(last["cwnd"]), q_first, q_last, drain)
 
 
-def replay(decisions: list[dict], k: int) -> tuple[int, list[Firing]]:
+def replay(decisions: list[dict], k: int, beta: int | None = None) -> tuple[int, list[Firing]]:
     """One flow's decisions in order -> (its runs of k or more delay-mode `dec`, the
     firings: at most one per run, at its first window that fires)."""
     runs, out, cur, fired = 0, [], [], False
@@ -75,7 +98,7 @@ def replay(decisions: list[dict], k: int) -> tuple[int, list[Firing]]:
             cur.append(r)
             if len(cur) == k:
                 runs += 1
-            if len(cur) >= k and not fired and (f := fires(cur[-k:], k)):
+            if len(cur) >= k and not fired and (f := fires(cur[-k:], k, beta)):
                 out.append(f)
                 fired = True
             continue
@@ -83,19 +106,27 @@ def replay(decisions: list[dict], k: int) -> tuple[int, list[Firing]]:
     return runs, out
 
 
-def read_rep(rep: Path, k: int) -> list[dict]:
-    """Each vegas_plus flow of one traced repetition (trace.csv, summary.json)."""
+def read_rep(rep: Path, k: int, beta: int | None = None) -> list[dict]:
+    """Each vegas_plus flow of one traced repetition (trace.csv, summary.json).
+    Raises Unfit for a trace the rule cannot read."""
     s = json.loads((rep / "summary.json").read_text())
-    t0 = s["t0_monotonic"]
+    t0 = float(s["t0_monotonic"])
+    rows = read_csv(rep / "trace.csv")
+    if rows and (missing := [c for c in COLUMNS if c not in rows[0]]):
+        raise Unfit(f"trace.csv has no column {missing[0]!r}")
     by_flow: dict[int, list[dict]] = {}
-    for r in read_csv(rep / "trace.csv"):
+    for r in rows:
         if r["type"] == "decision" and r["ca"] in PLUS_INSTANCES:
             r["time_s"] = float(r["time_s"]) - t0
             # flow N is the connection to port BASE_PORT + N (the runner's)
             by_flow.setdefault(int(r["dport"]) - BASE_PORT, []).append(r)
     out = []
     for flow, decisions in sorted(by_flow.items()):
-        runs, firings = replay(decisions, k)
+        try:
+            runs, firings = replay(decisions, k, beta)
+        except NoBeta:
+            raise Unfit("its records carry no beta (traced before 78e0af3): give --beta")
+
         out.append({"flow": flow, "delay": sum(r["mode"] == "delay" for r in decisions),
                     "runs": runs, "firings": firings})
     return out
@@ -103,8 +134,9 @@ def read_rep(rep: Path, k: int) -> list[dict]:
 
 def render(root: Path, rows: list[tuple[str, dict]], k: int) -> str:
     lines = [f"{root}: runs of {k} delay-mode `dec` rounds whose queue did not fall by "
-             f"half of what our own shedding drains and stood above 2(beta+1) packets, in {len({p for p, _ in rows})} traced "
-             "repetitions", "",
+             f"half of what our own shedding drains, "
+             f"over a queue above 2(beta+1) of our packets, in rounds that sent their "
+             f"window: {len({p for p, _ in rows})} traced repetitions", "",
              "| repetition | flow | delay-mode decisions | runs of k `dec` | firings | "
              "first at (s) | window then | queueing delay, first quarter -> last (ms) | "
              "our shedding alone: drain (ms) |", "|---" * 9 + "|"]
@@ -124,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
                     "(results/vegas_plus, or one case's)")
     ap.add_argument("--k", type=int, default=DEFAULT_K,
                     help=f"consecutive `dec` rounds the rule reads (default {DEFAULT_K})")
+    ap.add_argument("--beta", type=int, help="beta for records that carry none (traced "
+                    "before 78e0af3; bpf_vegas_plus.bpf.c's default is 3)")
     a = ap.parse_args(argv)
     if not a.root.is_dir():
         print(f"decruns: {a.root}: no such directory", file=sys.stderr)
@@ -131,15 +165,21 @@ def main(argv: list[str] | None = None) -> int:
     if not 4 <= a.k <= 1024:
         print(f"decruns: --k {a.k}: must be 4 to 1024 rounds", file=sys.stderr)
         return 2
+    if a.beta is not None and not 1 <= a.beta <= 1000:
+        print(f"decruns: --beta {a.beta}: must be 1 to 1000 packets", file=sys.stderr)
+        return 2
     rows = []
     for trace in sorted(a.root.rglob("trace.csv")):
         rep = trace.parent
         if not (rep / "summary.json").exists():
             continue
         try:
-            flows = read_rep(rep, a.k)
-        except (OSError, ValueError, KeyError) as e:
-            print(f"decruns: {rep}: unreadable ({e})", file=sys.stderr)
+            flows = read_rep(rep, a.k, a.beta)
+        except Unfit as e:
+            print(f"decruns: {rep}: left out: {e}", file=sys.stderr)
+            continue
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"decruns: {rep}: unreadable ({type(e).__name__}: {e})", file=sys.stderr)
             return 1
         rows += [(str(rep.relative_to(a.root)), f) for f in flows]
     if not rows:

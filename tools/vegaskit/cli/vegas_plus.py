@@ -5,7 +5,8 @@ results/vegas_plus/report.md.
     python -m vegaskit.cli.vegas_plus [--case K] [--net K] [--cc K] [--reps N]
                                       [--jobs N] [--trace-all] [--out DIR] [--rerender]
 
---cc also takes vegas_plus's ablations (cases.ABLATIONS), which run only when named.
+--cc also takes vegas_plus's ablations (cases.ABLATIONS), and --case the cases that fix
+the start order (cubic_ahead, cubic_behind); each runs only when named.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     base = a.out / "vegas_plus"
     try:
-        sel_cases = _pick(a.cases, cases.CASES, "case")
+        sel_cases = _pick(a.cases, cases.CASES, "case") if a.cases else cases.DEFAULT_CASES
         sel_nets = _pick(a.nets, cases.NETS, "network")
         sel_ccs = pick_ccs(a.ccs)
     except ScenarioError as e:

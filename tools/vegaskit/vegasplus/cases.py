@@ -74,7 +74,7 @@ ABLATIONS = {
 class Case:
     key: str
     title: str
-    others: tuple[str, ...] = ()       # competitors' controllers, started with ours
+    others: tuple[str, ...] = ()       # competitors' controllers, started with ours unless lead_s
     pair: bool = False                 # a second flow of the same controller
     leave: bool = False                # the competitors stop at half time
     # s the competitors start before ours (negative: after ours). The data connections'

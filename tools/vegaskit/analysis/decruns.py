@@ -41,9 +41,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from vegaskit.testbed.runner import BASE_PORT
-
-from .modes import PLUS_INSTANCES
+from .modes import plus_decisions
 from .records import read_csv
 
 DEFAULT_K = 16
@@ -114,19 +112,14 @@ def read_rep(rep: Path, k: int, beta: int | None = None) -> list[dict]:
     rows = read_csv(rep / "trace.csv")
     if rows and (missing := [c for c in COLUMNS if c not in rows[0]]):
         raise Unfit(f"trace.csv has no column {missing[0]!r}")
-    by_flow: dict[int, list[dict]] = {}
-    for r in rows:
-        if r["type"] == "decision" and r["ca"] in PLUS_INSTANCES:
-            r["time_s"] = float(r["time_s"]) - t0
-            # flow N is the connection to port BASE_PORT + N (the runner's)
-            by_flow.setdefault(int(r["dport"]) - BASE_PORT, []).append(r)
     out = []
-    for flow, decisions in sorted(by_flow.items()):
+    for flow, decisions in sorted(plus_decisions(rows).items()):
+        for r in decisions:
+            r["time_s"] = float(r["time_s"]) - t0
         try:
             runs, firings = replay(decisions, k, beta)
         except NoBeta:
             raise Unfit("its records carry no beta (traced before 78e0af3): give --beta")
-
         out.append({"flow": flow, "delay": sum(r["mode"] == "delay" for r in decisions),
                     "runs": runs, "firings": firings})
     return out

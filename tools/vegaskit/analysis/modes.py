@@ -98,6 +98,16 @@ def misplaced(decisions: list[dict]) -> list[dict]:
     return out
 
 
+def plus_decisions(trace_rows: list[dict]) -> dict[int, list[dict]]:
+    """A trace's vegas_plus decision records (an ablation's too), in order, by flow."""
+    by_flow: dict[int, list[dict]] = {}
+    for r in trace_rows:
+        if r["type"] == "decision" and r["ca"] in PLUS_INSTANCES:
+            # flow N is the connection to port BASE_PORT + N (the runner's)
+            by_flow.setdefault(int(r["dport"]) - BASE_PORT, []).append(r)
+    return by_flow
+
+
 def read_rep(rep: Path, after: float) -> list[dict] | None:
     """Each vegas_plus flow of one repetition: its label, episodes and mode seconds."""
     trace, summary, flows = rep / "trace.csv", rep / "summary.json", rep / "flows.csv"
@@ -106,11 +116,7 @@ def read_rep(rep: Path, after: float) -> list[dict] | None:
     s = json.loads(summary.read_text())
     t0, t_end = s["t0_monotonic"], s["duration_s"]
     ivals = intervals(read_csv(flows))
-    by_flow: dict[int, list[dict]] = {}
-    for r in read_csv(trace):
-        if r["type"] == "decision" and r["ca"] in PLUS_INSTANCES:
-            # flow N is the connection to port BASE_PORT + N (the runner's)
-            by_flow.setdefault(int(r["dport"]) - BASE_PORT, []).append(r)
+    by_flow = plus_decisions(read_csv(trace))
     out = []
     for f in s["flows"]:
         if decisions := by_flow.get(f["flow"]):

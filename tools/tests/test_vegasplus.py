@@ -100,14 +100,16 @@ def test_trace_all_needs_one_run_at_a_time(capsys):
 
 
 def test_the_start_order_cases_run_only_when_named_and_fix_the_order():
-    assert {"cubic_ahead", "cubic_behind"}.isdisjoint(cases.DEFAULT_CASES)
-    assert set(cases.DEFAULT_CASES) | {"cubic_ahead", "cubic_behind"} == set(cases.CASES)
+    ordered = {f"{cc}_{side}" for cc in ("cubic", "reno") for side in ("ahead", "behind")}
+    assert ordered.isdisjoint(cases.DEFAULT_CASES)
+    assert set(cases.DEFAULT_CASES) | ordered == set(cases.CASES)
     for key, ours_at, theirs_at in (("cubic", 0, 0), ("cubic_ahead", 2, 0),
-                                    ("cubic_behind", 0, 2)):
+                                    ("cubic_behind", 0, 2), ("reno_ahead", 2, 0),
+                                    ("reno_behind", 0, 2)):
         s = Scenario.parse(cases.scenario_toml(cases.CASES[key], cases.NETS["100M80"]))
         for rep in range(cases.REPS):
             ours, theirs = s.run("vegas_plus", "full", rep).flows
             # each start is the case's, plus at most START_JITTER_S of jitter
             assert ours_at <= ours.start <= ours_at + cases.START_JITTER_S
             assert theirs_at <= theirs.start <= theirs_at + cases.START_JITTER_S
-            assert theirs.cc == "cubic"
+            assert theirs.cc == key.split("_")[0]

@@ -15,7 +15,7 @@ first), and its share of the fair share as the report computes it. Then, per
 directory of repetitions, the shares split by which started first (ours first: a lead
 above 0), as ranges, and whether the two ranges lie apart. Ranges apart over a few
 repetitions are a hint, not a test; an experiment that fixes the order is (the cases
-`cubic_ahead` and `cubic_behind`).
+`cubic_ahead`, `cubic_behind`, `reno_ahead` and `reno_behind`).
 """
 from __future__ import annotations
 

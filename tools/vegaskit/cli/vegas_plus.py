@@ -6,7 +6,8 @@ results/vegas_plus/report.md.
                                       [--jobs N] [--trace-all] [--out DIR] [--rerender]
 
 --cc also takes vegas_plus's ablations (cases.ABLATIONS), and --case the cases that fix
-the start order (cubic_ahead, cubic_behind); each runs only when named.
+the start order (cubic_ahead, cubic_behind, reno_ahead, reno_behind); each runs only
+when named.
 """
 from __future__ import annotations
 

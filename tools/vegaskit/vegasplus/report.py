@@ -59,6 +59,10 @@ ROWS = (
         "fair share", "", "0.8 - 1.25", lambda x: 0.8 <= x <= 1.25),
     Row("cubic_behind", "share", "against 1 cubic that starts 2 s after it: share of the "
         "fair share", "", "0.8 - 1.25", lambda x: 0.8 <= x <= 1.25),
+    Row("reno_ahead", "share", "against 1 reno that starts 2 s before it: share of the "
+        "fair share", "", "0.8 - 1.25", lambda x: 0.8 <= x <= 1.25),
+    Row("reno_behind", "share", "against 1 reno that starts 2 s after it: share of the "
+        "fair share", "", "0.8 - 1.25", lambda x: 0.8 <= x <= 1.25),
 )
 
 
@@ -168,7 +172,7 @@ def render(figs: dict, command: str, commits: list[str]) -> str:
            "Each case runs on one dumbbell bottleneck with a drop-tail buffer of one BDP (at "
            "least 20 packets; docs/DESIGN.md §7.3). Every flow's iperf3 starts at 0 (up to 50 ms "
            "of jitter), and its data connection after iperf3's control exchange, up to about "
-           "1 s later at 80 ms and in either order; `cubic_ahead` and `cubic_behind` fix the "
+           "1 s later at 80 ms and in either order; the `_ahead` and `_behind` cases fix the "
            "order with a 2 s lead. The competitor of `leave` stops at half time. Figures over a run's second "
            "half, when every flow has long left slow start (`leave`: the competition's second "
            "half and the time after it). A cell is the median over the repetitions, "

@@ -26,7 +26,7 @@ LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/vegasctl.8 $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY) \
-     $(BUILD)/bench/vk_reno_min.bpf.o $(BUILD)/bench/vk_reno_rtt.bpf.o
+     $(BUILD)/bench/vk_reno_min.bpf.o $(BUILD)/bench/vk_reno_rtt.bpf.o $(BUILD)/bench/vk_reno_one.bpf.o
 
 $(BUILD):
 	mkdir -p $@

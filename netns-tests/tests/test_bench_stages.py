@@ -1,7 +1,7 @@
 """The bench's stages on the live kernel. The per-call cost stage (opcost):
 it reads real counts from the kernel's BPF statistics, leaves them off, and
-its floor controller (vk_reno_min, registered with bpftool) is gone after the
-stage, and after a SIGKILL of the process that registered it. The swap stage
+its floor controllers (vk_reno_min, vk_reno_rtt and vk_reno_one, registered with
+bpftool) are gone after the stage, and after a SIGKILL of the process that registered it. The swap stage
 (swapscale): every connection it holds moves each way."""
 from __future__ import annotations
 
@@ -42,10 +42,14 @@ def test_stage_counts_calls_and_leaves_nothing_on():
         r = opcost.run(rounds=2, seconds=1.0, controllers=["bpf_vegas"])
     floor, ours = r["per_call_ns"][opcost.FLOOR], r["per_call_ns"]["bpf_vegas"]
     rtt_floor = r["per_call_ns"][opcost.RTT_FLOOR]
+    one = r["per_call_ns"][opcost.ONE_FLOOR]
     assert set(floor) >= {"cong_avoid"} and "pkts_acked" not in floor
     assert set(rtt_floor) >= {"cong_avoid", "pkts_acked"}
+    # one call per ACK: the kernel calls cong_control, and never cong_avoid for it
+    assert "cong_control" in one and not {"cong_avoid", "pkts_acked"} & set(one)
     assert set(ours) >= {"cong_avoid", "pkts_acked", "init"}
-    assert all(0 < s["median"] < 1e6 for per in (floor, rtt_floor, ours) for s in per.values())
+    assert all(0 < s["median"] < 1e6 for per in (floor, rtt_floor, one, ours)
+               for s in per.values())
     assert 0 < r["per_ack_ns"][opcost.FLOOR]["median"] < r["per_ack_ns"]["bpf_vegas"]["median"]
     assert r["per_ack_ratio_to_floor"][opcost.FLOOR]["median"] == 1.0
     assert r["per_ack_ratio_to_rtt_floor"][opcost.RTT_FLOOR]["median"] == 1.0

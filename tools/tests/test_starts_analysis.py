@@ -16,9 +16,12 @@ def _rep(root, name, first_s: dict[int, float], share: float | None):
         w = csv.writer(fh)
         w.writerow(["flow", "cc", "t0_s", "t1_s", "bytes", "bps", "cwnd_bytes", "rtt_us",
                     "retransmits"])
-        for flow, t in first_s.items():     # two intervals each, the first one first
-            w.writerow([flow, "x", f"{t:.3f}", f"{t + 0.5:.3f}", 1000, 16000, 1, 1, 0])
-            w.writerow([flow, "x", f"{t + 0.5:.3f}", f"{t + 1:.3f}", 1000, 16000, 1, 1, 0])
+        for flow, t in first_s.items():     # two intervals each, the first one first;
+            # windows of 10 then 20 packets for flow 1, 30 then 40 for flow 2, ...
+            w.writerow([flow, "x", f"{t:.3f}", f"{t + 0.5:.3f}", 1000, 16000,
+                        (20 * flow - 10) * 1448, 1, 0])
+            w.writerow([flow, "x", f"{t + 0.5:.3f}", f"{t + 1:.3f}", 1000, 16000,
+                        20 * flow * 1448, 1, 0])
     figs = {"queue_pkts": 1.0} if share is None else {"queue_pkts": 1.0, "share": share}
     (rep / "figures.json").write_text(json.dumps(figs))
 
@@ -48,6 +51,22 @@ def test_the_command_tabulates_each_repetition_and_groups_them(tmp_path, capsys)
     assert f"| {run}/rep1 | 1.400 | 0.600 | -0.800 | 0.400 |" in out
     assert f"| {run} | 1.5-1.5 (1) | 0.4-0.4 (1) | yes |" in out
     assert "vp_alone" not in out
+
+
+def test_at_shows_both_flows_windows_in_the_interval_holding_each_time(tmp_path, capsys):
+    _rep(tmp_path, "r/rep0", {1: 0.6, 2: 1.0, 3: 0.8}, 1.5)    # flow 3 is the first other
+    assert starts.main([str(tmp_path), "--at", "0.7,1.2,9"]) == 0
+    out = capsys.readouterr().out
+    # at 0.7 s: flow 1's first interval (10), flow 3 not started; 1.2 s: 20 and 50; 9 s: over
+    assert "| r/rep0 | 0.600 | 0.800 | +0.200 | 1.500 | 10 / - | 20 / 50 | - / - |" in out
+
+
+@pytest.mark.parametrize("at", ["5,x", "-1", ",".join(["1"] * 13)])
+def test_bad_times_are_refused(tmp_path, at, capsys):
+    _rep(tmp_path, "r/rep0", {1: 0.6, 2: 1.0}, 1.5)
+    assert starts.main([str(tmp_path), "--at", at]) == 2
+    err = capsys.readouterr().err
+    assert "--at" in err and err.count("\n") == 1
 
 
 def _broken(rep):

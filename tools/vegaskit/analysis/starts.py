@@ -1,7 +1,7 @@
 """Which flow's data started first in each repetition, beside the share the report
 gives it (docs/DESIGN.md §3.11, "start order").
 
-    python -m vegaskit.analysis.starts results/vegas_plus/vp_cubic_100M80
+    python -m vegaskit.analysis.starts results/vegas_plus/vp_cubic_100M80 [--at 5,30,58]
 
 Each flow's iperf3 starts at its scenario time (with 50 ms of jitter), but its data
 connection only after iperf3's control exchange, which at long RTTs spreads the data
@@ -11,7 +11,9 @@ interval in flows.csv (the receiver's first report, on the run's clock).
 Every repetition under the directory given with flows.csv and figures.json (the
 report's figures, written by `make vegas-plus`) and more than one flow: flow 1 (the
 controller under test) against the earliest of the others, its lead (positive: ours
-first), and its share of the fair share as the report computes it. Then, per
+first), its share of the fair share as the report computes it, and with --at
+each of the two flows' windows at those seconds (packets of 1,448 bytes, from
+the sender's sample of the flows.csv interval holding that time). Then, per
 directory of repetitions, the shares split by which started first (ours first: a lead
 above 0), as ranges, and whether the two ranges lie apart. Ranges apart over a few
 repetitions are a hint, not a test; an experiment that fixes the order is (the cases
@@ -24,6 +26,7 @@ import json
 import sys
 from pathlib import Path
 
+from .model_inputs import MSS
 from .records import read_csv
 
 OURS = 1    # the runner numbers the controller under test's flow 1 (vegasplus.cases)
@@ -38,15 +41,27 @@ def data_starts(flows_csv: list[dict]) -> dict[int, float]:
     return out
 
 
-def read_rep(rep: Path) -> dict | None:
-    """One repetition's starts and share; None when it has no other flow or no share."""
-    starts = data_starts(read_csv(rep / "flows.csv"))
+def window_at(flows_csv: list[dict], flow: int, t: float) -> int | None:
+    """The flow's window (packets) in its interval that holds t; None past its end."""
+    for r in flows_csv:
+        if int(r["flow"]) == flow and float(r["t0_s"]) <= t < float(r["t1_s"]):
+            return int(r["cwnd_bytes"]) // MSS if r["cwnd_bytes"] else None
+    return None
+
+
+def read_rep(rep: Path, at: list[float] = ()) -> dict | None:
+    """One repetition's starts, share and windows at the times `at`; None when it has
+    no other flow or no share."""
+    flows = read_csv(rep / "flows.csv")
+    starts = data_starts(flows)
     figs = json.loads((rep / "figures.json").read_text())
-    others = [t for f, t in starts.items() if f != OURS]
+    others = {f: t for f, t in starts.items() if f != OURS}
     if OURS not in starts or not others or "share" not in figs:
         return None
-    return {"ours": starts[OURS], "other": min(others),
-            "lead": min(others) - starts[OURS], "share": float(figs["share"])}
+    first = min(others, key=others.get)
+    return {"ours": starts[OURS], "other": others[first],
+            "lead": others[first] - starts[OURS], "share": float(figs["share"]),
+            "windows": [(window_at(flows, OURS, t), window_at(flows, first, t)) for t in at]}
 
 
 def _range(xs: list[float]) -> str:
@@ -63,14 +78,21 @@ def split(rows: list[dict]) -> tuple[list[float], list[float], bool | None]:
     return first, behind, min(first) > max(behind) or max(first) < min(behind)
 
 
-def render(root: Path, groups: dict[str, list[tuple[str, dict]]]) -> str:
+def _win(w: tuple[int | None, int | None]) -> str:
+    return " / ".join("-" if x is None else str(x) for x in w)
+
+
+def render(root: Path, groups: dict[str, list[tuple[str, dict]]], at: list[float]) -> str:
     lines = [f"{root}: data start of flow 1 against the earliest other flow, and flow 1's "
-             "share of the fair share (the report's, figures.json)", "",
-             "| repetition | ours starts (s) | first other (s) | lead (s) | share |",
-             "|---|---|---|---|---|"]
+             "share of the fair share (the report's, figures.json)" +
+             ("; windows in packets, flow 1 / that other flow" if at else ""), "",
+             "| repetition | ours starts (s) | first other (s) | lead (s) | share |" +
+             "".join(f" window at {t:g} s |" for t in at),
+             "|---|---|---|---|---|" + "---|" * len(at)]
     for reps in groups.values():
         lines += [f"| {p} | {r['ours']:.3f} | {r['other']:.3f} | {r['lead']:+.3f} | "
-                  f"{r['share']:.3f} |" for p, r in reps]
+                  f"{r['share']:.3f} |" + "".join(f" {_win(w)} |" for w in r["windows"])
+                  for p, r in reps]
     lines += ["", "| runs | share, ours first (n) | share, another first (n) | "
               "ranges apart |", "|---|---|---|---|"]
     for group, reps in groups.items():
@@ -85,9 +107,19 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("root", type=Path, help="a directory of runs (results/vegas_plus, "
                     "or one case's)")
+    ap.add_argument("--at", default="", help="seconds, comma-separated, at which to show "
+                    "both flows' windows (e.g. 5,30,58)")
     a = ap.parse_args(argv)
     if not a.root.is_dir():
         print(f"starts: {a.root}: no such directory", file=sys.stderr)
+        return 2
+    try:
+        at = [float(x) for x in a.at.split(",")] if a.at else []
+    except ValueError:
+        print(f"starts: --at {a.at!r}: not comma-separated seconds", file=sys.stderr)
+        return 2
+    if any(not 0 <= t <= 3600 for t in at) or len(at) > 12:
+        print(f"starts: --at {a.at!r}: at most 12 times, each 0 to 3600 s", file=sys.stderr)
         return 2
     groups: dict[str, list[tuple[str, dict]]] = {}
     for flows in sorted(a.root.rglob("flows.csv")):
@@ -95,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (rep / "figures.json").exists():
             continue
         try:
-            row = read_rep(rep)
+            row = read_rep(rep, at)
         except (OSError, ValueError, KeyError, TypeError) as e:
             print(f"starts: {rep}: unreadable ({type(e).__name__}: {e})", file=sys.stderr)
             return 1
@@ -109,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"starts: {a.root}: no repetition with flows.csv, figures.json and "
               "another flow", file=sys.stderr)
         return 1
-    sys.stdout.write(render(a.root, groups))
+    sys.stdout.write(render(a.root, groups, at))
     return 0
 
 

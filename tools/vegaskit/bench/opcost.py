@@ -10,8 +10,10 @@ ACK: the run time of all its ops over the ACKs the sender received (Tcp
 InSegs of its namespace). The floor is vk_reno_min, a BPF controller that is
 Reno through the kernel's kfuncs and nothing else; the second floor,
 vk_reno_rtt, adds the per-ACK minimum RTT (pkts_acked) that every delay-based
-controller needs, so that a hook's fixed cost is told from our code's. Both
-are registered with bpftool for the stage; ratios to them are taken round by
+controller needs, so that a hook's fixed cost is told from our code's; the
+third, vk_reno_one, does vk_reno_rtt's work in one call per ACK (cong_control,
+with the pacing rate the kernel then leaves to it), to show what a one-call
+controller could reach. All three are registered with bpftool for the stage; ratios to them are taken round by
 round, then summarised. Every figure is a median with its interval over the
 rounds.
 
@@ -43,7 +45,8 @@ from .flows import one_flow
 
 FLOOR = "vk_reno_min"
 RTT_FLOOR = "vk_reno_rtt"
-FLOORS = (FLOOR, RTT_FLOOR)
+ONE_FLOOR = "vk_reno_one"          # RTT_FLOOR's work in one call per ACK (cong_control)
+FLOORS = (FLOOR, RTT_FLOOR, ONE_FLOOR)
 PATH = LinkParams(rate_bps=0, delay_us=2000, limit_pkts=10_000)
 
 
@@ -155,7 +158,7 @@ def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> di
             for rnd in range(rounds):
                 port_v = measure_round(veth, lv, pv, ccs, rnd, seconds, port_v)
                 port_p = measure_round(path, lp, pp, ccs, rnd, seconds, port_p)
-    return {"floor": FLOOR, "rtt_floor": RTT_FLOOR, "rounds": rounds, "seconds": seconds,
+    return {"floor": FLOOR, "rtt_floor": RTT_FLOOR, "one_floor": ONE_FLOOR, "rounds": rounds, "seconds": seconds,
             **summarised(veth),
             "path": {"delay_ms": PATH.delay_us / 1000, **summarised(path)},
             **split(veth, path)}

@@ -8,7 +8,7 @@ marked with an owner, vk<pid>x<rand>, that names the process responsible:
   those outside any namespace (linkemu, the tracer) are found too;
 - linkemu's control sockets: tempdir/<owner>-<rand>.ctl;
 - controllers a run loaded: a ledger file, LEDGER_DIR/<owner>.controllers;
-- controllers the bench registers with bpftool (its floor, vk_reno_min): their
+- controllers the bench registers with bpftool (its floors, vk_reno_*): their
   links pinned in BENCH_PIN_DIR/<owner>, whose removal unregisters them.
 sweep(), run by every new Lab, removes whatever carries a dead owner's mark.
 A live owner's marks are never touched, so concurrent runs are safe.

@@ -42,6 +42,7 @@ __u32 BPF_PROG(rf_undo_cwnd, struct sock *sk)
 #ifdef RF_MIN_RTT
 struct rf_ca {
 	__u32 min_rtt_us;
+	__u32 prr_delivered;	/* vk_reno_one: delivered in this reduction (PRR) */
 };
 
 static __always_inline struct rf_ca *rf_ca(struct sock *sk)

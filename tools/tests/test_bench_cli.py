@@ -77,7 +77,8 @@ def synthetic() -> dict:
     rates = ["10000000", "100000000"]
     err = {r: {q: _s(50) for q in ("p50", "p99", "max")} for r in rates}
     return {
-        "opcost": {"floor": "vk_reno_min", "rtt_floor": "vk_reno_rtt", "rounds": 6, "seconds": 4,
+        "opcost": {"floor": "vk_reno_min", "rtt_floor": "vk_reno_rtt",
+                   "one_floor": "vk_reno_one", "one_floor_refused": None, "rounds": 6, "seconds": 4,
                    **oc, "path": {"delay_ms": 2, **oc},
                    "ack_ns_above_rtt_floor": {cc: _s(20) for cc in ccs[:2]},
                    "decision_ns": {cc: _s(150) for cc in ccs[:2]},
@@ -186,3 +187,15 @@ def test_an_older_emulator_stage_with_one_other_policy_still_renders(tmp_path):
     assert "polling" not in text
     plots.write(r, tmp_path)
     assert (tmp_path / "linkemu.png").stat().st_size > 0
+
+
+def test_the_one_call_floor_is_described_or_its_refusal_given():
+    r = synthetic()
+    assert "vk_reno_one does vk_reno_rtt's work in one call per ACK" in bench.report(r)
+    r["opcost"].update(one_floor=None, one_floor_refused="libbpf: failed to load: -22")
+    text = bench.report(r)
+    assert "The one-call floor was not registered: libbpf: failed to load: -22." in text
+    assert "vk_reno_one does" not in text
+    # a bench.json from before the one-call floor says neither
+    del r["opcost"]["one_floor"], r["opcost"]["one_floor_refused"]
+    assert "one-call floor" not in bench.report(r) and "vk_reno_one" not in bench.report(r)

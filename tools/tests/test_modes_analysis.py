@@ -102,3 +102,38 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path, capsys):
     assert modes.main([str(tmp_path)]) == 1            # a directory with nothing traced
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("modes: ") for line in err)
+
+
+def test_every_tabulates_what_delay_mode_read_in_each_window(tmp_path, capsys):
+    rep = tmp_path / "vegas_plus" / "rep0"
+    rep.mkdir(parents=True)
+    cols = ["time_s", "type", "ca", "dport", "rule", "mode", "cwnd", "cwnd_after", "rtt_us",
+            "base_rtt_us", "diff", "foreign"]
+    rows = [(1.0, "dec", "delay", 100, 99, 85_000, 80_000, 6, 1.0),
+            (1.5, "dec", "delay", 99, 98, 84_000, 80_000, 5, 2.0),
+            (2.0, "inc", "delay", 98, 99, 83_000, 80_000, 4, 9.0),
+            (3.0, "compete", "compete", 99, 100, 90_000, 80_000, 11, 0.0),  # not the band
+            (6.0, "hold", "delay", 50, 50, 81_000, 80_000, 3, ""),
+            (7.0, "dec", "delay", 50, 49, 81_000, 80_000, 3, 0.5)]
+    with open(rep / "trace.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for t, rule, mode, cwnd, after, rtt, base, diff, foreign in rows:
+            w.writerow([T0 + t, "decision", "bpf_vegas_plus", BASE_PORT + 1, rule, mode, cwnd,
+                        after, rtt, base, diff, foreign])
+    (rep / "flows.csv").write_text("flow,cc,t0_s,t1_s,bytes,bps,cwnd_bytes,rtt_us,retransmits\n")
+    (rep / "summary.json").write_text(json.dumps({
+        "t0_monotonic": T0, "duration_s": 10.0, "flows": [{"flow": 1, "label": "S1"}]}))
+    assert modes.main([str(rep.parent), "--every", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "| rep0 | 1 | 0 | 3 | 2 | 100 -> 99 | 4.00 | 5 | 2.00 | 9.00 |" in out
+    assert "| rep0 | 1 | 5 | 2 | 1 | 50 -> 49 | 1.00 | 3 | 0.25 | 0.50 |" in out
+    assert modes.main([str(rep.parent)]) == 0
+    assert "Delay mode's band" not in capsys.readouterr().out      # only when asked
+
+
+def test_a_usage_error_is_one_line(tmp_path, capsys):
+    assert modes.main([str(tmp_path), "--every", "0"]) == 2
+    assert modes.main([str(tmp_path), "--every", "x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("modes: ") for line in err)

@@ -57,11 +57,12 @@ Bad input: one line on stderr, exit status 2, nothing on stdout.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 from dataclasses import asdict, dataclass
+
+from .cliargs import OneLineParser, UsageError  # noqa: F401 (model_sim uses them from here)
 
 NO_LOSS = "no-loss"
 TO_NOT_STABLE = "timeout, stable backlog not reachable"
@@ -410,17 +411,6 @@ def predict(inputs: ModelInputs, branch: str = AUTO, mss: float | None = None,
 
 
 # --- CLI -----------------------------------------------------------------------------
-
-class UsageError(Exception):
-    pass
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse whose errors are one line (UsageError), not a usage block."""
-
-    def error(self, message: str) -> None:  # one line, not argparse's usage block
-        raise UsageError(message)
-
 
 def _build_parser() -> OneLineParser:
     parser = OneLineParser(

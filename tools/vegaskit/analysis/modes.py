@@ -3,6 +3,7 @@ competitive mode, what the window did until the next probe, what the loss at the
 bottleneck cost each flow, and how the probes ended.
 
     python -m vegaskit.analysis.modes results/vegas_plus/<case>/full/vegas_plus [--after S]
+                                      [--every S]
 
 One row per entry (to_compete, to_compete_delay or recall) of each vegas_plus flow:
 - its window at the entry and the largest window before its first probe (the slow
@@ -15,22 +16,30 @@ One row per entry (to_compete, to_compete_delay or recall) of each vegas_plus fl
   and the window it kept.
 Then each repetition's seconds in each mode, and its mode changes that their rule does
 not make (none is expected: each change is a decision record of its own, §3.11).
+
+With --every S, what delay mode read in each S seconds of each flow's run: its band's
+decisions (inc, dec, hold) and how many were dec, the window from the first to the
+last, and the medians of the round's queueing delay (its RTT less baseRTT), of diff
+(our own backlog) and of the foreign queue the detector read (and its largest), the
+reading that sends the flow to competitive mode at foreign_max.
 """
 from __future__ import annotations
 
-import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
 from vegaskit.testbed.runner import BASE_PORT
 from vegaskit.vegasplus.cases import ABLATIONS
 
+from .cliargs import OneLineParser, UsageError
 from .decisions import reps_of
 from .model_inputs import MSS
 from .records import read_csv
 
 ENTRIES = {"to_compete", "to_compete_delay", "recall"}
+BAND = {"inc", "dec", "hold"}      # delay mode's own rules
 # The rules that change the mode, each with the (before, after) modes it may join
 # (§3.11); every other rule keeps the mode it finds.
 TRANSITIONS = {**{rule: {("delay", "compete")} for rule in ENTRIES},
@@ -98,6 +107,25 @@ def misplaced(decisions: list[dict]) -> list[dict]:
     return out
 
 
+def delay_windows(decisions: list[dict], t0: float, every: float) -> list[dict]:
+    """One flow's band decisions (in order) -> one dict per `every`-second window
+    that holds any: its start, counts, window and the medians of what delay mode read."""
+    wins: dict[int, list[dict]] = {}
+    for r in decisions:
+        if r["rule"] in BAND and r["mode"] == "delay":
+            wins.setdefault(int((float(r["time_s"]) - t0) // every), []).append(r)
+    out = []
+    for k, rs in sorted(wins.items()):
+        foreign = [float(r["foreign"] or 0) for r in rs]
+        out.append({"t": k * every, "n": len(rs), "dec": sum(r["rule"] == "dec" for r in rs),
+                    "cwnd": int(rs[0]["cwnd"]), "cwnd_after": int(rs[-1]["cwnd_after"]),
+                    "qdelay_ms": statistics.median(
+                        (int(r["rtt_us"]) - int(r["base_rtt_us"])) / 1000 for r in rs),
+                    "diff": statistics.median(int(r["diff"]) for r in rs),
+                    "foreign": statistics.median(foreign), "foreign_max": max(foreign)})
+    return out
+
+
 def plus_decisions(trace_rows: list[dict]) -> dict[int, list[dict]]:
     """A trace's vegas_plus decision records (an ablation's too), in order, by flow."""
     by_flow: dict[int, list[dict]] = {}
@@ -108,8 +136,9 @@ def plus_decisions(trace_rows: list[dict]) -> dict[int, list[dict]]:
     return by_flow
 
 
-def read_rep(rep: Path, after: float) -> list[dict] | None:
-    """Each vegas_plus flow of one repetition: its label, episodes and mode seconds."""
+def read_rep(rep: Path, after: float, every: float | None = None) -> list[dict] | None:
+    """Each vegas_plus flow of one repetition: its label, episodes, mode seconds and,
+    with `every`, its delay-mode windows."""
     trace, summary, flows = rep / "trace.csv", rep / "summary.json", rep / "flows.csv"
     if not (trace.exists() and summary.exists() and flows.exists()):
         return None
@@ -123,11 +152,13 @@ def read_rep(rep: Path, after: float) -> list[dict] | None:
             out.append({"label": f["label"], "flow": f["flow"],
                         "episodes": episodes(decisions, t0, f["flow"], ivals, after),
                         "seconds": mode_seconds(decisions, t0, t_end),
-                        "misplaced": len(misplaced(decisions))})
+                        "misplaced": len(misplaced(decisions)),
+                        "windows": delay_windows(decisions, t0, every) if every else []})
     return out
 
 
-def render(run_dir: Path, per_rep: dict[str, list[dict]], after: float) -> str:
+def render(run_dir: Path, per_rep: dict[str, list[dict]], after: float,
+           every: float | None = None) -> str:
     lines = [f"{run_dir}: vegas_plus's entries to competitive mode in {len(per_rep)} "
              "traced repetitions", "",
              f"| repetition | flow | t (s) | entry | window at entry | largest before the "
@@ -152,26 +183,46 @@ def render(run_dir: Path, per_rep: dict[str, list[dict]], after: float) -> str:
             lines.append(f"| {name} | {f['flow']} | {s.get('delay', 0):.1f} | "
                          f"{s.get('compete', 0):.1f} | {s.get('probe', 0):.1f} | "
                          f"{f['misplaced']} |")
+    if every:
+        lines += ["", f"Delay mode's band, each {every:g} s:", "",
+                  "| repetition | flow | from (s) | decisions | dec | window | queueing delay "
+                  "(ms, median) | diff (median) | foreign queue (median) | largest |",
+                  "|---" * 10 + "|"]
+        for name, flows in per_rep.items():
+            for f in flows:
+                lines += [f"| {name} | {f['flow']} | {w['t']:g} | {w['n']} | {w['dec']} | "
+                          f"{w['cwnd']} -> {w['cwnd_after']} | {w['qdelay_ms']:.2f} | "
+                          f"{w['diff']:g} | {w['foreign']:.2f} | {w['foreign_max']:.2f} |"
+                          for w in f["windows"]]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.analysis.modes",
-                                 description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.analysis.modes",
+                       description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", type=Path, help="results/vegas_plus/<case>/full/<run>")
     ap.add_argument("--after", type=float, default=2.0, metavar="S",
                     help="seconds after each entry whose retransmissions count (default 2)")
-    a = ap.parse_args(argv)
+    ap.add_argument("--every", type=float, metavar="S",
+                    help="also tabulate delay mode's band in windows of S seconds")
+    try:
+        a = ap.parse_args(argv)
+    except UsageError as e:
+        print(f"modes: {e}", file=sys.stderr)
+        return 2
     if not a.run_dir.is_dir():
         print(f"modes: {a.run_dir}: no such run directory", file=sys.stderr)
         return 2
     if not a.after > 0:
         print(f"modes: --after {a.after:g}: must be more than 0 seconds", file=sys.stderr)
         return 2
+    if a.every is not None and not 0.1 <= a.every <= 3600:
+        print(f"modes: --every {a.every:g}: must be 0.1 to 3600 seconds", file=sys.stderr)
+        return 2
     per_rep = {}
     for rep in reps_of(a.run_dir):
         try:
-            flows = read_rep(rep, a.after)
+            flows = read_rep(rep, a.after, a.every)
         except (OSError, ValueError, KeyError) as e:
             print(f"modes: {rep}: unreadable ({e})", file=sys.stderr)
             return 1
@@ -181,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"modes: {a.run_dir}: no traced repetition of vegas_plus "
               "(trace.csv, flows.csv and summary.json)", file=sys.stderr)
         return 1
-    sys.stdout.write(render(a.run_dir, per_rep, a.after))
+    sys.stdout.write(render(a.run_dir, per_rep, a.after, a.every))
     return 0
 
 

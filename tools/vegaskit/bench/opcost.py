@@ -12,9 +12,10 @@ Reno through the kernel's kfuncs and nothing else; the second floor,
 vk_reno_rtt, adds the per-ACK minimum RTT (pkts_acked) that every delay-based
 controller needs, so that a hook's fixed cost is told from our code's; the
 third, vk_reno_one, does vk_reno_rtt's work in one call per ACK (cong_control,
-with the pacing rate the kernel then leaves to it), to show what a one-call
-controller could reach. All three are registered with bpftool for the stage; ratios to them are taken round by
-round, then summarised. Every figure is a median with its interval over the
+with PRR and the pacing rate the kernel then leaves to it), to show what a
+one-call controller could reach. They are registered with bpftool for the stage
+(vk_reno_one where the kernel takes it); ratios to the first two are taken round
+by round, then summarised. Every figure is a median with its interval over the
 rounds.
 
 On a veth the RTT is tens of microseconds, so our controllers decide every few
@@ -45,24 +46,35 @@ from .flows import one_flow
 
 FLOOR = "vk_reno_min"
 RTT_FLOOR = "vk_reno_rtt"
-ONE_FLOOR = "vk_reno_one"          # RTT_FLOOR's work in one call per ACK (cong_control)
+# RTT_FLOOR's work in one call per ACK: cong_control's four-argument form, Linux >= 6.10;
+# left out, with the kernel's reason, where the kernel refuses it
+ONE_FLOOR = "vk_reno_one"
 FLOORS = (FLOOR, RTT_FLOOR, ONE_FLOOR)
+RATIO_FLOORS = (FLOOR, RTT_FLOOR)
 PATH = LinkParams(rate_bps=0, delay_us=2000, limit_pkts=10_000)
 
 
 @contextlib.contextmanager
 def floor_registered(owner: str):
     """The floors registered for the with-block: their links pinned under the owner's
-    mark (leftovers.BENCH_PIN_DIR), so a SIGKILLed bench is swept like any run."""
+    mark (leftovers.BENCH_PIN_DIR), so a SIGKILLed bench is swept like any run. Yields
+    the floors registered and, for ONE_FLOOR where the kernel refused it, its reason."""
     pins = leftovers.BENCH_PIN_DIR / owner
     pins.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(leftovers.BENCH_PIN_DIR, 0o700)
+    registered, refused = [], {}
     try:
         for floor in FLOORS:
-            subprocess.run(["bpftool", "struct_ops", "register",
-                            str(paths.BUILD / "bench" / f"{floor}.bpf.o"), str(pins)],
-                           check=True, capture_output=True, text=True, timeout=60)
-        yield
+            r = subprocess.run(["bpftool", "struct_ops", "register",
+                                str(paths.BUILD / "bench" / f"{floor}.bpf.o"), str(pins)],
+                               check=floor != ONE_FLOOR, capture_output=True, text=True,
+                               timeout=60)
+            if r.returncode == 0:
+                registered.append(floor)
+            else:
+                lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+                refused[floor] = lines[-1] if lines else f"bpftool exit {r.returncode}"
+        yield registered, refused
     finally:
         leftovers.unpin_bench(pins)
 
@@ -80,7 +92,7 @@ def measurement(ccs: list[str]) -> dict:
     """Empty lists, filled one value per round by measure_round."""
     return {"per_call": {cc: {} for cc in ccs}, "per_ack": {cc: [] for cc in ccs},
             "dec_per_ack": {cc: [] for cc in ccs if cc not in FLOORS},
-            "ratio": {f: {cc: [] for cc in ccs} for f in FLOORS}}
+            "ratio": {f: {cc: [] for cc in ccs} for f in RATIO_FLOORS}}
 
 
 def measure_round(m: dict, lab, p, ccs: list[str], rnd: int, seconds: float, port: int) -> int:
@@ -104,7 +116,7 @@ def measure_round(m: dict, lab, p, ccs: list[str], rnd: int, seconds: float, por
         m["per_ack"][cc].append(this_round[cc])
         if cc in m["dec_per_ack"]:
             m["dec_per_ack"][cc].append((decisions(cc) - d0) / max(flow.acks, 1))
-    for f in FLOORS:
+    for f in RATIO_FLOORS:
         for cc in ccs:
             m["ratio"][f][cc].append(this_round[cc] / this_round[f])
     return port
@@ -146,9 +158,9 @@ def split(veth: dict, path: dict) -> dict:
 
 
 def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> dict:
-    ccs = list(FLOORS) + (controllers or list(intf.CONTROLLERS))
-    veth, path = measurement(ccs), measurement(ccs)
-    with floor_registered(leftovers.new_owner()), bpfstats.enabled():
+    with floor_registered(leftovers.new_owner()) as (floors, refused), bpfstats.enabled():
+        ccs = floors + (controllers or list(intf.CONTROLLERS))
+        veth, path = measurement(ccs), measurement(ccs)
         with Lab() as lv, Lab() as lp:
             pv, pp = veth_pair(lv), two_hosts(lp, PATH)
             port_v, port_p = 6400, 6600
@@ -158,7 +170,9 @@ def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> di
             for rnd in range(rounds):
                 port_v = measure_round(veth, lv, pv, ccs, rnd, seconds, port_v)
                 port_p = measure_round(path, lp, pp, ccs, rnd, seconds, port_p)
-    return {"floor": FLOOR, "rtt_floor": RTT_FLOOR, "one_floor": ONE_FLOOR, "rounds": rounds, "seconds": seconds,
+    return {"floor": FLOOR, "rtt_floor": RTT_FLOOR,
+            "one_floor": ONE_FLOOR if ONE_FLOOR in floors else None,
+            "one_floor_refused": refused.get(ONE_FLOOR), "rounds": rounds, "seconds": seconds,
             **summarised(veth),
             "path": {"delay_ms": PATH.delay_us / 1000, **summarised(path)},
             **split(veth, path)}

@@ -74,10 +74,12 @@ def opcost_section(c: dict) -> list[str]:
              "adds the per-ACK minimum RTT (pkts_acked) every delay-based controller needs, "
              "so the second ratio leaves out the fixed cost of that second call per ACK. " +
              (f"{c['one_floor']} does {c['rtt_floor']}'s work in one call per ACK "
-              "(cong_control: the ACK's RTT sample comes in the rate sample, and the pacing "
-              "rate, which the kernel then leaves to the controller, is set each ACK): what "
-              "a delay-based controller built as one call could reach. "
-              if c.get("one_floor") else "") +
+              "(cong_control: the ACK's RTT sample comes in the rate sample; PRR, the end of "
+              "a reduction and the pacing rate, which the kernel then leaves to the "
+              "controller, are its own): what a delay-based controller built as one call "
+              "could reach. " if c.get("one_floor") else
+              f"The one-call floor was not registered: {c['one_floor_refused']}. "
+              if c.get("one_floor_refused") else "") +
              "Per ACK: all ops' run time over the ACKs the sender received; ACKs per decision "
              "from each instance's counters; the ratios are taken within each round. Median "
              "[95% interval of the median; with few rounds, min and max].", "",

@@ -80,7 +80,8 @@ class Case:
     # s the competitors start before ours (negative: after ours). The data connections'
     # own starts spread by up to about 1 s at 80 ms (iperf3's control exchange), and at
     # 100M80 the share against cubic followed which started first, and against reno ours
-    # first always lost (docs/DESIGN.md §3.11): these cases fix the order. Run only when --case names them, as the ablations.
+    # first always lost (docs/DESIGN.md §3.11): these cases fix the order. Run only when
+    # --case names them, as the ablations.
     lead_s: float = 0.0
     on_request: bool = False
 

@@ -12,7 +12,8 @@
 #define VK_VARIANT		VK_VEGAS_PLUS
 #define VK_CA_NAME		"bpf_vegas_plus"
 #define VK_DEFAULT_PARAMS	.alpha = 3, .beta = 3, .gamma = 1, .foreign_max = 8, .compete = 1, \
-				  .compete_ss = VK_PLUS_SS_TO_LOSS
+				  .compete_ss = VK_PLUS_SS_TO_LOSS, \
+				  .rate_epoch = VK_PLUS_RATE_EPOCH_DEFAULT
 #include "vk_common.bpf.h"
 
 static __always_inline void vk_variant_decide(const struct vk_params *p, const struct vk_sample *s,

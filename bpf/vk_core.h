@@ -510,15 +510,14 @@ struct vk_plus {
 	__u32 epoch_ms;		/* compete: now_ms when it began; 0: at the next round */
 	__u32 cnt;		/* compete: ACKed packets per packet of growth; 0: cwnd */
 	__u16 probe_epoch;	/* now_ms >> VK_PLUS_PROBE_SHIFT of the last probe, low bits */
+	__u16 epoch_rounds;	/* delay mode: rounds in this rate epoch */
 	__u8 mode;		/* enum vk_mode */
 	__u8 streak;		/* delay mode: consecutive rounds with a sign of a competitor */
 	__u8 probe_rounds;	/* probe: rounds at the drained window so far */
-	__u8 epoch_rounds;	/* delay mode: rounds in this rate epoch */
 	__u8 recall;		/* delay mode: rounds left to undo the last passed probe */
 };
 
 #define VK_PLUS_DETECT_ROUNDS	3	/* a sign held this long: a competitor */
-#define VK_PLUS_EPOCH_ROUNDS	64	/* rate maximum forgets after two such epochs */
 #define VK_PLUS_PROBE_SHIFT	11	/* probe every 2^11 ms = 2.048 s of the host clock */
 #define VK_PLUS_PROBE_ROUNDS	2	/* a round to drain, a round to measure */
 #define VK_PLUS_RECALL_ROUNDS	64	/* a passed probe can be undone this long */
@@ -742,10 +741,12 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		return;
 	}
 	/* the rate maximum: every round outside slow start; epochs turn in delay mode only,
-	 * so a long competition does not teach it our share as the path's rate */
+	 * so a long competition does not teach it our share as the path's rate. An epoch
+	 * is rate_epoch rounds (0, from parameters older than it: the default) */
 	if (rate > st->rate_max[0])
 		st->rate_max[0] = rate;
-	if (st->mode == VK_MODE_DELAY && ++st->epoch_rounds >= VK_PLUS_EPOCH_ROUNDS) {
+	if (st->mode == VK_MODE_DELAY &&
+	    ++st->epoch_rounds >= (p->rate_epoch ? p->rate_epoch : VK_PLUS_RATE_EPOCH_DEFAULT)) {
 		st->rate_max[1] = st->rate_max[0];
 		st->rate_max[0] = rate;
 		st->epoch_rounds = 0;

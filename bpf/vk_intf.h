@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define VK_PARAMS_MAGIC		0x564b5035u	/* "VKP5": layout version 5 */
+#define VK_PARAMS_MAGIC		0x564b5036u	/* "VKP6": layout version 6 */
 #define VK_NAME_MAX		16		/* TCP_CA_NAME_MAX, with the NUL */
 
 /*
@@ -124,6 +124,12 @@ enum vk_plus_ss {
 	VK_PLUS_SS_CAPPED,	/* slow start up to the window of the best rate seen */
 };
 
+/* vegas_plus's rate_epoch: delay-mode rounds in an epoch of the rate maximum
+ * (docs/DESIGN.md §3.11); the per-socket counter is 16 bits */
+#define VK_PLUS_RATE_EPOCH_DEFAULT	64
+#define VK_PLUS_RATE_EPOCH_MIN		8
+#define VK_PLUS_RATE_EPOCH_MAX		4096
+
 /*
  * Parameters of one registered controller instance. Lives in the object's
  * ".data.params" map (one element), pinned so that `vegasctl set` can retune a
@@ -160,6 +166,8 @@ struct vk_params {
 	__u32 compete_ss;	/* vegas_plus, entering competitive mode on a detection:
 				 * 1 slow start to the first loss; 2 slow start up to the
 				 * window of the best rate seen; 0 none (VK_PLUS_SS_*) */
+	__u32 rate_epoch;	/* vegas_plus: delay-mode rounds in an epoch of the rate
+				 * maximum, which forgets after two (VK_PLUS_RATE_EPOCH_*) */
 };
 
 /* What the controllers emit into the shared ring buffer (vk_events). */

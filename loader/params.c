@@ -41,6 +41,8 @@ const struct vk_param_desc vk_param_descs[] = {
 	  "1: switch to competitive mode against buffer-fillers; 0: delay mode only" },
 	{ "compete_ss", VK_P_COUNT, OFF(compete_ss), PLUS,
 	  "entering competitive mode: 1 slow start to the first loss; 2 only up to the best rate's window; 0 none" },
+	{ "rate_epoch", VK_P_COUNT, OFF(rate_epoch), PLUS,
+	  "delay-mode rounds in an epoch of the rate maximum, which forgets after two (8-4096)" },
 	{ "keep_base_rtt", VK_P_BOOL, OFF(keep_base_rtt), ALL,
 	  "1: a socket swapped in from another vegaskit controller keeps its baseRTT" },
 	{ "idle_relearn", VK_P_BOOL, OFF(idle_relearn), ALL,
@@ -263,6 +265,12 @@ int vk_params_validate(const struct vk_params *p, char *err)
 	}
 	if (p->variant == VK_VEGAS_PLUS && p->compete_ss > VK_PLUS_SS_CAPPED) {
 		snprintf(err, VK_ERR_MAX, "compete_ss must be 0, 1 or 2 (got %u)", p->compete_ss);
+		return -1;
+	}
+	if (p->variant == VK_VEGAS_PLUS &&
+	    (p->rate_epoch < VK_PLUS_RATE_EPOCH_MIN || p->rate_epoch > VK_PLUS_RATE_EPOCH_MAX)) {
+		snprintf(err, VK_ERR_MAX, "rate_epoch must be %u to %u rounds (got %u)",
+			 VK_PLUS_RATE_EPOCH_MIN, VK_PLUS_RATE_EPOCH_MAX, p->rate_epoch);
 		return -1;
 	}
 	if (p->variant == VK_VEGAS_FR) {

@@ -81,6 +81,10 @@ def generate(header: str) -> str:
         "# a controller name's buffer, with its NUL (TCP_CA_NAME_MAX)",
         f"NAME_MAX = {define(header, 'VK_NAME_MAX')}",
         f"PIN_DOT = {define(header, 'VK_PIN_DOT')}",
+        "# vegas_plus's rate_epoch: its default and range, delay-mode rounds",
+        f"PLUS_RATE_EPOCH_DEFAULT = {define(header, 'VK_PLUS_RATE_EPOCH_DEFAULT')}",
+        f"PLUS_RATE_EPOCH_MIN = {define(header, 'VK_PLUS_RATE_EPOCH_MIN')}",
+        f"PLUS_RATE_EPOCH_MAX = {define(header, 'VK_PLUS_RATE_EPOCH_MAX')}",
         "",
     ])
 

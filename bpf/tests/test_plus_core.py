@@ -43,10 +43,10 @@ def test_slow_start_is_the_familys():
     assert d.rule == RULE["SS_EXIT"] and d.cwnd == 40 * BASE // (BASE + 10_000) + 1
 
 
-def learn_alone(st: Plus, bdp: int = 50) -> None:
+def learn_alone(st: Plus, bdp: int = 50, p=P) -> None:
     """Rounds alone on a path of `bdp` packets per base RTT, 3 of ours queued."""
     for _ in range(5):
-        decide(st, cwnd=bdp + 3, rtt=BASE * (bdp + 3) // bdp)
+        decide(st, p, cwnd=bdp + 3, rtt=BASE * (bdp + 3) // bdp)
 
 
 def test_a_foreign_queue_for_three_rounds_means_compete():
@@ -341,6 +341,26 @@ def test_the_rate_maximum_forgets_after_two_epochs_of_delay_mode():
     ds = [decide(st, cwnd=53, rtt=BASE * 53 // 50) for _ in range(130)]
     assert ds[0].foreign_milli == 3000 and ds[-1].foreign_milli == 0
     assert all(d.mode == MODE["DELAY"] for d in ds)
+
+
+def test_rate_epoch_sets_how_long_the_rate_maximum_remembers():
+    """rate_epoch=512 (the ablation vp_rate_long): the path's rate our slow start
+    measured outlives 130 rounds of a lower rate, so the queue our rate no longer
+    accounts for still reads as foreign; it goes within two epochs of 512."""
+    p = params("VEGAS_PLUS", alpha=3, beta=3, rate_epoch=512)
+    st = Plus()
+    learn_alone(st, bdp=100, p=p)
+    ds = [decide(st, p, cwnd=53, rtt=BASE * 53 // 50) for _ in range(130)]
+    assert ds[-1].foreign_milli == 3000
+    ds += [decide(st, p, cwnd=53, rtt=BASE * 53 // 50) for _ in range(2 * 512 - 130)]
+    assert ds[-1].foreign_milli == 0
+    assert all(d.mode == MODE["DELAY"] for d in ds)
+    # parameters from before rate_epoch (0) keep the default of 64
+    st = Plus()
+    learn_alone(st, bdp=100, p=params("VEGAS_PLUS", alpha=3, beta=3, rate_epoch=0))
+    ds = [decide(st, params("VEGAS_PLUS", alpha=3, beta=3, rate_epoch=0), cwnd=53,
+                 rtt=BASE * 53 // 50) for _ in range(130)]
+    assert ds[-1].foreign_milli == 0
 
 
 def test_a_much_slower_path_is_left_after_a_few_failed_probes():

@@ -44,8 +44,8 @@ class Plus(C.Structure):
     _fields_ = [("rate_max", C.c_uint64 * 2), ("saved_cwnd", C.c_uint32),
                 ("probe_cwnd", C.c_uint32), ("w_max", C.c_uint32), ("w_start", C.c_uint32),
                 ("epoch_ms", C.c_uint32), ("cnt", C.c_uint32), ("probe_epoch", C.c_uint16),
-                ("mode", C.c_uint8), ("streak", C.c_uint8), ("probe_rounds", C.c_uint8),
-                ("epoch_rounds", C.c_uint8), ("recall", C.c_uint8)]
+                ("epoch_rounds", C.c_uint16), ("mode", C.c_uint8), ("streak", C.c_uint8),
+                ("probe_rounds", C.c_uint8), ("recall", C.c_uint8)]
 
 
 lib = C.CDLL(str(LIB))
@@ -79,7 +79,8 @@ INF_SSTHRESH = 0x7FFFFFFF      # TCP_INFINITE_SSTHRESH
 def params(variant: str = "VEGAS", **kw) -> Params:
     base = dict(magic=intf.PARAMS_MAGIC, variant=VARIANT[variant], alpha=2, beta=4, gamma=1,
                 alpha_max=64, loss_cut=2, ref_bytes=4500, gain_milli=500, half_packet=1,
-                th_tie_milli=500, foreign_max=8, compete=1, compete_ss=1)
+                th_tie_milli=500, foreign_max=8, compete=1, compete_ss=1,
+                rate_epoch=intf.PLUS_RATE_EPOCH_DEFAULT)
     if isinstance(kw.get("semantics"), str):
         kw["semantics"] = SEMANTICS[kw["semantics"]]
     base.update(kw)

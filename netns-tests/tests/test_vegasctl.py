@@ -150,6 +150,9 @@ BAD_LOADS = [
     (["vegas_fr", "gain=."], "must be a number in (0, 1]"),
     (["vegas_plus", "compete_ss=3"], "compete_ss must be 0, 1 or 2 (got 3)"),
     (["vegas", "compete_ss=2"], "unknown parameter 'compete_ss' for variant vegas"),
+    (["vegas_plus", "rate_epoch=7"], "rate_epoch must be 8 to 4096 rounds (got 7)"),
+    (["vegas_plus", "rate_epoch=4097"], "rate_epoch must be 8 to 4096 rounds (got 4097)"),
+    (["vegas_a", "rate_epoch=64"], "unknown parameter 'rate_epoch' for variant vegas_a"),
 ]
 
 

@@ -67,6 +67,8 @@ CCS = {
 ABLATIONS = {
     "vp_ss_none": "vegas_plus compete_ss=0",
     "vp_ss_capped": "vegas_plus compete_ss=2",
+    # how long the rate maximum remembers the path's rate: 8 times the default
+    "vp_rate_long": "vegas_plus rate_epoch=512",
 }
 
 

@@ -201,7 +201,17 @@ def _parent_only(parent: int):
 def execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int,
             whole: bool, trace_all: bool = False) -> None:
     """Every repetition of every run; a scenario's report is written as soon as
-    its last run is in, so a long batch keeps what it finished if it stops."""
+    its last run is in, so a long batch keeps what it finished if it stops. One
+    command at a time writes under `out` (RuntimeError for a second)."""
+    lock = leftovers.claim_outdir(out)
+    try:
+        _execute(plans, profile, out, reps_override, jobs, whole, trace_all)
+    finally:
+        os.close(lock)
+
+
+def _execute(plans, profile: str, out: Path, reps_override: int | None, jobs: int,
+             whole: bool, trace_all: bool) -> None:
     tasks, commit = [], source_commit()
     for s, names in plans:
         reps = reps_override or s.reps(profile)

@@ -15,12 +15,15 @@ A live owner's marks are never touched, so concurrent runs are safe.
 
 Runs at once on one host (make results --jobs, in one batch or several) each
 hold a job slot, claim_slot(): a flock on LEDGER_DIR/slot-N.lock, which the
-kernel releases when its holder dies, however it dies.
+kernel releases when its holder dies, however it dies. A command that writes
+reports holds its results directory the same way, claim_outdir(), so a second
+command on the same directory is refused instead of running beside it.
 """
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
 import secrets
@@ -90,6 +93,26 @@ def claim_slot(slots: int, in_use=lambda n: False) -> tuple[int, int]:
             raise
         return n, fd
     raise RuntimeError(f"all {slots} job slots of this host are taken by other runs")
+
+
+def claim_outdir(out: Path) -> int:
+    """The descriptor whose lock makes this process the one writing results under `out`
+    (close it, or exit, to give it back): two commands writing the same reports at once
+    would read each other's half-written logs and run side by side unasked. Raises
+    RuntimeError, with one line for the user, when a live process holds it."""
+    LEDGER_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+    key = hashlib.sha1(str(out.resolve()).encode()).hexdigest()[:16]
+    fd = os.open(LEDGER_DIR / f"out-{key}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise RuntimeError(f"another run is writing {out}; wait for it to end, or give "
+                           "another --out") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def record_loaded(owner: str, instance: str) -> None:

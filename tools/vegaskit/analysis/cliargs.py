@@ -3,6 +3,7 @@ bad input is (docs/DESIGN.md: bad input), not argparse's usage block."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 class UsageError(Exception):
@@ -14,3 +15,13 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:
         raise UsageError(message)
+
+
+def parse(ap: OneLineParser, argv: list[str] | None, tag: str) -> argparse.Namespace | None:
+    """ap's arguments, or None after printing the usage error as one line, `tag: ...`
+    (the command then exits 2)."""
+    try:
+        return ap.parse_args(argv)
+    except UsageError as e:
+        print(f"{tag}: {e}", file=sys.stderr)
+        return None

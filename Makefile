@@ -87,7 +87,7 @@ uninstall:
 
 # The bench's floors: a minimal BPF reno, and that plus a per-ACK minimum RTT; never
 # embedded (tools/vegaskit/bench/opcost.py).
-$(BUILD)/bench/%.bpf.o: bpf/bench/%.bpf.c bpf/bench/reno_floor.bpf.h $(BUILD)/vmlinux.h
+$(BUILD)/bench/%.bpf.o: bpf/bench/%.bpf.c bpf/bench/reno_floor.bpf.h bpf/vk_ack_path.bpf.h $(BUILD)/vmlinux.h
 	mkdir -p $(BUILD)/bench
 	$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
 

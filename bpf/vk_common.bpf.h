@@ -8,6 +8,15 @@
  *
  * A variant file defines VK_VARIANT, VK_DEFAULT_PARAMS and VK_CA_NAME, includes
  * this header, and then defines vk_variant_decide(), its once-per-RTT rule.
+ *
+ * Two struct_ops maps share these programs; vegasctl creates one, by the
+ * parameter `calls` (docs/DESIGN.md §3.12): vk_ops, the kernel's usual two
+ * calls per ACK (pkts_acked, then cong_avoid) with PRR and pacing left to the
+ * kernel; vk_ops_one, one call (cong_control) that does both and the kernel's
+ * ACK-path work itself (vk_ack_path.bpf.h). The programs only vk_ops uses are
+ * named vk2_*, those only vk_ops_one uses vk1_*: vegasctl loads neither set
+ * with the other map, so a kernel without the four-argument cong_control
+ * never sees vk1_* (loader/instance.c).
  */
 #ifndef VK_COMMON_BPF_H
 #define VK_COMMON_BPF_H
@@ -18,6 +27,7 @@
 #include "vk_intf.h"
 #include "vk_core.h"
 #include "vk_sock.bpf.h"
+#include "vk_ack_path.bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -37,6 +47,7 @@ struct vk_ca {
 	__u32 cnt_rtt;		/* samples in the current RTT */
 	struct vk_adapt adapt;	/* vegas_a/pipe: per-socket alpha, beta and Th' */
 	__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
+	__u32 prr_delivered;	/* calls=1: delivered in this reduction (PRR) */
 	struct vk_plus plus;	/* vegas_plus: mode, rate maximum, probe */
 	__u8 doing_vegas;	/* 1 in TCP_CA_Open */
 	__u8 ss_grow;		/* ss_every_other_rtt: this RTT grows the window */
@@ -51,6 +62,7 @@ struct vk_params vk_params SEC(".data.params") = {
 	.variant = VK_VARIANT,
 	.loss_cut = 2,
 	.alpha_max = 64,
+	.calls = 2,
 	.keep_base_rtt = 1,
 	.idle_relearn = 1,
 	.th_tie_milli = 500,
@@ -251,15 +263,15 @@ static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_p
 }
 
 /* Per-ACK record: the RTT sample as the controller saw it. */
-static __always_inline void vk_trace_ack(struct sock *sk, const struct ack_sample *sample,
+static __always_inline void vk_trace_ack(struct sock *sk, __s32 rtt_us, __u32 in_flight,
 					 const struct vk_ca *ca)
 {
 	struct vk_event *e = vk_event_new(sk, VK_EV_ACK);
 
 	if (!e)
 		return;
-	e->rtt_us = sample->rtt_us;
-	e->in_flight = sample->in_flight;
+	e->rtt_us = rtt_us;
+	e->in_flight = in_flight;
 	e->base_rtt_us = ca->base_rtt;
 	e->cnt_rtt = ca->cnt_rtt;
 	/*
@@ -416,8 +428,8 @@ void BPF_PROG(vk_init, struct sock *sk)
 		vk_ca(sk)->base_rtt = f->base_rtt_us;
 }
 
-SEC("struct_ops")
-void BPF_PROG(vk_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+/* What cong_avoid does (the kernel calls it where the state lets the window grow). */
+static __always_inline void vk_grow(struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = vk_tp(sk);
 	struct vk_ca *ca = vk_ca(sk);
@@ -438,24 +450,74 @@ void BPF_PROG(vk_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 }
 
 SEC("struct_ops")
-void BPF_PROG(vk_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+void BPF_PROG(vk2_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	vk_grow(sk, ack, acked);
+}
+
+/* What pkts_acked does with each ACK's RTT sample; in_flight as ack_sample has it. */
+static __always_inline void vk_ack_rtt(struct sock *sk, __s32 rtt_us, __u32 in_flight)
 {
 	struct vk_ca *ca = vk_ca(sk);
 
-	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->sum_rtt, &ca->cnt_rtt, sample->rtt_us);
+	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->sum_rtt, &ca->cnt_rtt, rtt_us);
 	/* the bit first: tracing off costs one load */
 	if ((vk_params.trace & VK_TRACE_ACKS) && vk_trace_leased())
-		vk_trace_ack(sk, sample, ca);
+		vk_trace_ack(sk, rtt_us, in_flight, ca);
+}
+
+SEC("struct_ops")
+void BPF_PROG(vk2_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	vk_ack_rtt(sk, sample->rtt_us, sample->in_flight);
 }
 
 /* Vegas logic only in TCP_CA_Open; Reno in CWR, Recovery and Loss. */
-SEC("struct_ops")
-void BPF_PROG(vk_set_state, struct sock *sk, __u8 new_state)
+static __always_inline void vk_state(struct sock *sk, __u8 new_state)
 {
 	if (new_state == TCP_CA_Open)
 		vk_enable(sk);
 	else
 		vk_ca(sk)->doing_vegas = 0;
+}
+
+SEC("struct_ops")
+void BPF_PROG(vk2_set_state, struct sock *sk, __u8 new_state)
+{
+	vk_state(sk, new_state);
+}
+
+/*
+ * calls=1: the ACK's RTT sample (rs->rtt_us is the sample pkts_acked gets:
+ * tcp_clean_rtx_queue() puts it in the rate sample), then what
+ * tcp_cong_control() does for a controller without cong_control: PRR in CWR
+ * and Recovery, else cong_avoid where the ACK may raise the window, and the
+ * pacing rate. The one difference from calls=2 in what the rule sees: an ACK
+ * that ends a recovery counts its RTT sample in the round vk_enable() opens,
+ * where pkts_acked, running before the state changes, counted it in the round
+ * that is then discarded.
+ */
+SEC("struct_ops")
+void BPF_PROG(vk1_cong_control, struct sock *sk, __u32 ack, int flag,
+	      const struct rate_sample *rs)
+{
+	struct tcp_sock *tp = vk_tp(sk);
+
+	vk_ack_rtt(sk, rs->rtt_us, tp->mss_cache * (tp->delivered - rs->prior_delivered));
+	if (vk_ap_in_reduction(sk)) {
+		vk_ap_prr(sk, &vk_ca(sk)->prr_delivered, flag, rs);
+	} else if (vk_ap_may_raise(sk, flag)) {
+		vk_grow(sk, ack, rs->acked_sacked);
+		tp->snd_cwnd_stamp = (__u32)bpf_jiffies64();	/* tcp_cong_avoid() */
+	}
+	vk_ap_pacing(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(vk1_set_state, struct sock *sk, __u8 new_state)
+{
+	vk_ap_set_state(sk, new_state, &vk_ca(sk)->prr_delivered);
+	vk_state(sk, new_state);
 }
 
 /*
@@ -513,18 +575,30 @@ __u32 BPF_PROG(vk_undo_cwnd, struct sock *sk)
 	return tcp_reno_undo_cwnd(sk);
 }
 
-/* The controller itself; vegasctl may rename it before registering. */
+/* What both forms share; vegasctl may rename the controller before registering. */
+#define VK_OPS_SHARED						\
+	.init		= (void *)vk_init,			\
+	.ssthresh	= (void *)vk_ssthresh,			\
+	.cwnd_event	= (void *)vk_cwnd_event,		\
+	.undo_cwnd	= (void *)vk_undo_cwnd,			\
+	.release	= (void *)vk_release,			\
+	.name		= VK_CA_NAME
+
+/* calls=2: the kernel's usual two calls per ACK. */
 SEC(".struct_ops.link")
 struct tcp_congestion_ops vk_ops = {
-	.init		= (void *)vk_init,
-	.ssthresh	= (void *)vk_ssthresh,
-	.cong_avoid	= (void *)vk_cong_avoid,
-	.set_state	= (void *)vk_set_state,
-	.cwnd_event	= (void *)vk_cwnd_event,
-	.pkts_acked	= (void *)vk_pkts_acked,
-	.undo_cwnd	= (void *)vk_undo_cwnd,
-	.release	= (void *)vk_release,
-	.name		= VK_CA_NAME,
+	VK_OPS_SHARED,
+	.pkts_acked	= (void *)vk2_pkts_acked,
+	.cong_avoid	= (void *)vk2_cong_avoid,
+	.set_state	= (void *)vk2_set_state,
+};
+
+/* calls=1: the same controller in one call per ACK (Linux >= 6.10). */
+SEC(".struct_ops.link")
+struct tcp_congestion_ops vk_ops_one = {
+	VK_OPS_SHARED,
+	.cong_control	= (void *)vk1_cong_control,
+	.set_state	= (void *)vk1_set_state,
 };
 
 #endif /* VK_COMMON_BPF_H */

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define VK_PARAMS_MAGIC		0x564b5036u	/* "VKP6": layout version 6 */
+#define VK_PARAMS_MAGIC		0x564b5037u	/* "VKP7": layout version 7 */
 #define VK_NAME_MAX		16		/* TCP_CA_NAME_MAX, with the NUL */
 
 /*
@@ -168,6 +168,9 @@ struct vk_params {
 				 * window of the best rate seen; 0 none (VK_PLUS_SS_*) */
 	__u32 rate_epoch;	/* vegas_plus: delay-mode rounds in an epoch of the rate
 				 * maximum, which forgets after two (VK_PLUS_RATE_EPOCH_*) */
+	__u32 calls;		/* struct_ops calls per ACK, fixed at load: 2 pkts_acked
+				 * and cong_avoid (the kernel does PRR and pacing); 1
+				 * cong_control, which does them (Linux >= 6.10) */
 };
 
 /* What the controllers emit into the shared ring buffer (vk_events). */

@@ -175,12 +175,13 @@ static int plan_cc(struct plan *pl, const char *file, const struct vk_want_cc *w
 		return load_step(pl, ST_RELOAD, w, in.committed ? "no longer registered" :
 				 "an interrupted load", err);
 	if (in.other_version || !in.has_params || in.params.variant != (__u32)w->v->id ||
-	    unr_wanted != unr_now) {
+	    unr_wanted != unr_now || vk_params_check_live(&in.params, &w->p, e2)) {
+		const char *why = in.other_version || !in.has_params ? "another vegaskit version loaded it" :
+				  in.params.variant != (__u32)w->v->id ? "another variant" :
+				  unr_wanted != unr_now ? "unrestricted now" : "a parameter fixed at load";
+
 		if (vk_instance_replace_check(w->name, e2))
-			return vk_err(err, "%s needs replacing in place (%s), and: %s", w->name,
-				      in.other_version || !in.has_params ? "another vegaskit version loaded it" :
-				      in.params.variant != (__u32)w->v->id ? "another variant" :
-				      "unrestricted now", e2);
+			return vk_err(err, "%s needs replacing in place (%s), and: %s", w->name, why, e2);
 		s = add_step(pl, ST_REPLACE, err);
 		if (!s)
 			return -1;

@@ -13,6 +13,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "cli.h"
+#include "instance.h"
 #include "format.h"
 #include "embed.h"
 #include "env.h"
@@ -60,6 +61,7 @@ static bool p_btf(void) { return access(VK_VMLINUX_BTF, R_OK) == 0 && btf_has("s
 static bool p_struct_ops(void) { return btf_has("bpf_struct_ops_tcp_congestion_ops", BTF_KIND_STRUCT); }
 static bool p_struct_ops_link(void) { return btf_has("bpf_struct_ops_link", BTF_KIND_STRUCT); }
 static bool p_link_update(void) { return btf_has("bpf_struct_ops_map_link_update", BTF_KIND_FUNC); }
+static bool p_one_call(void) { return vk_one_call_supported(); }
 static bool p_sk_storage(void) { return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SK_STORAGE, NULL) == 1; }
 static bool p_ringbuf(void) { return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1; }
 static bool p_iter_tcp(void) { return prog_loads("probe_iter_tcp"); }
@@ -72,6 +74,7 @@ static const struct feature features[] = {
 	{ "struct_ops", "BPF tcp_congestion_ops", "every controller", p_struct_ops },
 	{ "struct_ops_link", "struct_ops links (Linux >= 6.4)", "load: a pinned registration", p_struct_ops_link },
 	{ "link_update", "struct_ops link update (Linux >= 6.4)", "load --replace", p_link_update },
+	{ "cong_control_ack", "cong_control with the ACK (Linux >= 6.10)", "load calls=1: one call per ACK", p_one_call },
 	{ "sk_storage", "socket local storage maps", "flows, baseRTT kept across swaps", p_sk_storage },
 	{ "ringbuf", "BPF ring buffer", "trace", p_ringbuf },
 	{ "iter_tcp", "iter/tcp programs", "swap", p_iter_tcp },

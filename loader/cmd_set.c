@@ -37,7 +37,7 @@ static int read_params(const char *name, struct vk_params *p, char *err)
 int vk_cmd_set(int argc, char **argv)
 {
 	char err[VK_ERR_MAX] = "";
-	struct vk_params p;
+	struct vk_params p, live;
 	const char *name;
 	int ret = vk_getopt_args(argc, argv, 2, -1, "set NAME KEY=VALUE...");
 
@@ -46,12 +46,13 @@ int vk_cmd_set(int argc, char **argv)
 	name = argv[optind];
 	if (read_params(name, &p, err))
 		return vk_die(err);
+	live = p;
 	if (vk_param_check_unique((const char *const *)argv + optind + 1, argc - optind - 1, err))
 		return vk_die(err);
 	for (int i = optind + 1; i < argc; i++)
 		if (vk_param_apply(&p, argv[i], err))
 			return vk_die(err);
-	if (vk_params_validate(&p, err))
+	if (vk_params_validate(&p, err) || vk_params_check_live(&live, &p, err))
 		return vk_die(err);
 	p.generation++;
 	if (vk_instance_write_params(name, &p, err))

@@ -40,14 +40,30 @@ static struct bpf_map *params_map(struct bpf_object *obj)
 	return bpf_object__find_map_by_name(obj, ".data.params");
 }
 
-static struct bpf_map *ops_map(struct bpf_object *obj)
+/*
+ * The object's two struct_ops maps (bpf/vk_common.bpf.h): vk_ops, two calls per
+ * ACK, and vk_ops_one, one. Only the one `calls` names is created, and only its
+ * programs loaded (vk2_* are vk_ops's alone, vk1_* vk_ops_one's).
+ */
+static struct bpf_map *ops_map(struct bpf_object *obj, __u32 calls)
 {
-	struct bpf_map *m;
+	const char *skip = calls == 1 ? "vk2_" : "vk1_";
+	struct bpf_map *m, *ops = NULL;
+	struct bpf_program *prog;
 
-	bpf_object__for_each_map(m, obj)
-		if (bpf_map__type(m) == BPF_MAP_TYPE_STRUCT_OPS)
-			return m;
-	return NULL;
+	bpf_object__for_each_map(m, obj) {
+		if (bpf_map__type(m) != BPF_MAP_TYPE_STRUCT_OPS)
+			continue;
+		if (!strcmp(bpf_map__name(m), calls == 1 ? "vk_ops_one" : "vk_ops"))
+			ops = m;
+		else if (bpf_map__set_autocreate(m, false))
+			return NULL;
+	}
+	bpf_object__for_each_program(prog, obj)
+		if (!strncmp(bpf_program__name(prog), skip, strlen(skip)) &&
+		    bpf_program__set_autoload(prog, false))
+			return NULL;
+	return ops;
 }
 
 int vk_default_params(const struct vk_variant_desc *v, struct vk_params *p, char *err)
@@ -231,8 +247,13 @@ static struct bpf_object *prepare(const struct vk_variant_desc *v, const char *n
 
 	if (!obj)
 		return NULL;
+	if (p->calls == 1 && !vk_one_call_supported()) {
+		vk_err(err, "calls=1 needs cong_control with the ACK's flags (Linux >= 6.10), "
+		       "which this kernel lacks: load with calls=2");
+		goto fail;
+	}
 	*params = params_map(obj);
-	*ops = ops_map(obj);
+	*ops = ops_map(obj, p->calls);
 	data = *ops ? bpf_map__initial_value(*ops, &sz) : NULL;
 	name_off = ops_member_offset(obj, "name");
 	flags_off = ops_member_offset(obj, "flags");
@@ -278,6 +299,39 @@ bool vk_struct_ops_links(void)
 		return false;
 	btf = btf__parse_raw(VK_VMLINUX_BTF);
 	has = btf && btf__find_by_name_kind(btf, "bpf_struct_ops_link", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	return has;
+}
+
+/*
+ * Does the kernel's tcp_congestion_ops take cong_control(sk, ack, flag, rs),
+ * the form calls=1 is written for (Linux >= 6.10; before it, (sk, rs))?
+ */
+bool vk_one_call_supported(void)
+{
+	const struct btf_type *t;
+	const struct btf_member *m;
+	struct btf *btf;
+	bool has = false;
+	int id;
+
+	if (vk_refused("cong_control_ack"))
+		return false;
+	btf = btf__parse_raw(VK_VMLINUX_BTF);
+	id = btf ? btf__find_by_name_kind(btf, "tcp_congestion_ops", BTF_KIND_STRUCT) : -1;
+	if (id > 0) {
+		t = btf__type_by_id(btf, id);
+		m = btf_members(t);
+		for (int i = 0; i < btf_vlen(t); i++, m++) {
+			const struct btf_type *f;
+
+			if (strcmp(btf__name_by_offset(btf, m->name_off), "cong_control"))
+				continue;
+			f = btf__type_by_id(btf, m->type);	/* a pointer to the prototype */
+			f = f && btf_is_ptr(f) ? btf__type_by_id(btf, f->type) : NULL;
+			has = f && btf_is_func_proto(f) && btf_vlen(f) == 4;
+		}
+	}
 	btf__free(btf);
 	return has;
 }

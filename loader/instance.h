@@ -48,6 +48,8 @@ struct vk_instance {
 int vk_default_params(const struct vk_variant_desc *v, struct vk_params *p, char *err);
 /* Does this kernel register controllers through struct_ops links (Linux >= 6.4)? */
 bool vk_struct_ops_links(void);
+/* Does it take the one-call form, cong_control(sk, ack, flag, rs) (Linux >= 6.10)? */
+bool vk_one_call_supported(void);
 /* Register `name` with parameters p and pin it; all or nothing. */
 int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		     const struct vk_params *p, char *err);

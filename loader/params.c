@@ -18,35 +18,38 @@
 
 const struct vk_param_desc vk_param_descs[] = {
 	{ "alpha", VK_P_COUNT, OFF(alpha), THRESH,
-	  "lower backlog threshold, packets (vegas_a/pipe: initial per-socket value)" },
+	  "lower backlog threshold, packets (vegas_a/pipe: initial per-socket value)", false },
 	{ "beta", VK_P_COUNT, OFF(beta), THRESH,
-	  "upper backlog threshold, packets (vegas_a/pipe: initial per-socket value)" },
-	{ "gamma", VK_P_COUNT, OFF(gamma), ALL, "slow-start exit threshold, packets" },
-	{ "alpha_max", VK_P_COUNT, OFF(alpha_max), ADAPT, "cap on the adaptive alpha" },
-	{ "ref_bytes", VK_P_COUNT, OFF(ref_bytes), FR, "reference backlog R, bytes (> mss/2)" },
-	{ "gain", VK_P_GAIN, OFF(gain_milli), FR, "proportional gain k in (0, 1]" },
+	  "upper backlog threshold, packets (vegas_a/pipe: initial per-socket value)", false },
+	{ "gamma", VK_P_COUNT, OFF(gamma), ALL, "slow-start exit threshold, packets", false },
+	{ "alpha_max", VK_P_COUNT, OFF(alpha_max), ADAPT, "cap on the adaptive alpha", false },
+	{ "ref_bytes", VK_P_COUNT, OFF(ref_bytes), FR, "reference backlog R, bytes (> mss/2)", false },
+	{ "gain", VK_P_GAIN, OFF(gain_milli), FR, "proportional gain k in (0, 1]", false },
 	{ "ss_every_other_rtt", VK_P_BOOL, OFF(ss_every_other_rtt), ALL,
-	  "1: original Vegas slow start, doubling every other RTT (seed 001, 2.1)" },
+	  "1: original Vegas slow start, doubling every other RTT (seed 001, 2.1)", false },
 	{ "loss_cut", VK_P_CUT, OFF(loss_cut), ALL,
-	  "window cut on loss: 2 halves (Linux), 4 cuts by 1/4 (original Vegas)" },
+	  "window cut on loss: 2 halves (Linux), 4 cuts by 1/4 (original Vegas)", false },
 	{ "th_tie", VK_P_FRAC, OFF(th_tie_milli), ADAPT,
-	  "semantics=paper: Th and Th' tie within this many packets per round (default 0.5)" },
+	  "semantics=paper: Th and Th' tie within this many packets per round (default 0.5)", false },
 	{ "semantics", VK_P_SEM, OFF(semantics), ALL & ~PLUS,
-	  "exact: round's min RTT, exact fractions (Linux); paper: the papers' ns-2 agent" },
+	  "exact: round's min RTT, exact fractions (Linux); paper: the papers' ns-2 agent", false },
 	{ "half_packet", VK_P_BOOL, OFF(half_packet), FR,
-	  "1: Q carries the half-packet correction of seed 004, section V" },
+	  "1: Q carries the half-packet correction of seed 004, section V", false },
 	{ "foreign_max", VK_P_COUNT, OFF(foreign_max), PLUS,
-	  "foreign queue, packets, that held 3 rounds means a buffer-filler (competitive mode)" },
+	  "foreign queue, packets, that held 3 rounds means a buffer-filler (competitive mode)", false },
 	{ "compete", VK_P_BOOL, OFF(compete), PLUS,
-	  "1: switch to competitive mode against buffer-fillers; 0: delay mode only" },
+	  "1: switch to competitive mode against buffer-fillers; 0: delay mode only", false },
 	{ "compete_ss", VK_P_COUNT, OFF(compete_ss), PLUS,
-	  "entering competitive mode: 1 slow start to the first loss; 2 only up to the best rate's window; 0 none" },
+	  "entering competitive mode: 1 slow start to the first loss; 2 only up to the best rate's window; 0 none", false },
 	{ "rate_epoch", VK_P_COUNT, OFF(rate_epoch), PLUS,
-	  "delay-mode rounds in an epoch of the rate maximum, which forgets after two (8-4096)" },
+	  "delay-mode rounds in an epoch of the rate maximum, which forgets after two (8-4096)", false },
 	{ "keep_base_rtt", VK_P_BOOL, OFF(keep_base_rtt), ALL,
-	  "1: a socket swapped in from another vegaskit controller keeps its baseRTT" },
+	  "1: a socket swapped in from another vegaskit controller keeps its baseRTT", false },
 	{ "idle_relearn", VK_P_BOOL, OFF(idle_relearn), ALL,
-	  "1: sending after idle or from nothing in flight relearns baseRTT (tcp_vegas.c); 0: keeps it (ns-2)" },
+	  "1: sending after idle or from nothing in flight relearns baseRTT (tcp_vegas.c); 0: keeps it (ns-2)", false },
+	{ "calls", VK_P_COUNT, OFF(calls), ALL,
+	  "struct_ops calls per ACK, fixed at load: 2 (pkts_acked, cong_avoid); 1 (cong_control, Linux >= 6.10)",
+	  .at_load = true },
 };
 const size_t vk_nr_param_descs = sizeof(vk_param_descs) / sizeof(vk_param_descs[0]);
 
@@ -273,6 +276,10 @@ int vk_params_validate(const struct vk_params *p, char *err)
 			 VK_PLUS_RATE_EPOCH_MIN, VK_PLUS_RATE_EPOCH_MAX, p->rate_epoch);
 		return -1;
 	}
+	if (p->calls != 1 && p->calls != 2) {
+		snprintf(err, VK_ERR_MAX, "calls must be 1 or 2 (got %u)", p->calls);
+		return -1;
+	}
 	if (p->variant == VK_VEGAS_FR) {
 		/* vegas_fr: Q carries +mss/2, so R <= mss/2 could never be met. */
 		if (p->ref_bytes <= VK_FR_MSS_MAX / 2) {
@@ -292,6 +299,20 @@ int vk_params_validate(const struct vk_params *p, char *err)
 			snprintf(err, VK_ERR_MAX, "gain must be in (0, 1]");
 			return -1;
 		}
+	}
+	return 0;
+}
+
+int vk_params_check_live(const struct vk_params *from, const struct vk_params *to, char *err)
+{
+	for (size_t i = 0; i < vk_nr_param_descs; i++) {
+		const struct vk_param_desc *d = &vk_param_descs[i];
+
+		if (d->at_load && (d->variants & (1u << to->variant)) &&
+		    vk_param_value(from, d) != vk_param_value(to, d))
+			return vk_err(err, "%s is fixed when the controller is registered: "
+				      "give %s=%u to load --replace", d->key, d->key,
+				      vk_param_value(to, d));
 	}
 	return 0;
 }

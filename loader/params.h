@@ -36,6 +36,8 @@ struct vk_param_desc {
 	size_t off;		/* offsetof(struct vk_params, field) */
 	unsigned variants;	/* bit (1 << enum vk_variant) for each variant it applies to */
 	const char *help;
+	bool at_load;		/* fixed when the instance is registered: `set` refuses a
+				 * change, `apply` replaces the instance for one */
 };
 
 extern const struct vk_param_desc vk_param_descs[];
@@ -52,6 +54,8 @@ int vk_param_check_unique(const char *const *kvs, int n, char *err);
 int vk_preset_apply(struct vk_params *p, const char *preset, char *err);
 /* Whole-struct checks: alpha <= beta, alpha_max >= alpha, R, k ... */
 int vk_params_validate(const struct vk_params *p, char *err);
+/* -1 with err if `to` changes a parameter fixed at load from `from`. */
+int vk_params_check_live(const struct vk_params *from, const struct vk_params *to, char *err);
 /* The presets of a variant, for `list`: lines, or a JSON object. */
 void vk_presets_print(FILE *f, enum vk_variant v, bool json);
 /* "alpha=2 beta=4 ..." or a JSON object of the keys that apply to the variant. */

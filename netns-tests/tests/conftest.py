@@ -65,8 +65,9 @@ def _our_controllers() -> list[str]:
 
 
 # Every controller's struct_ops map is named after its SEC(".struct_ops.link")
-# variable, vk_ops (bpf/vk_common.bpf.h), whatever name it registers under.
-OPS_MAP_NAME = "vk_ops"
+# variable (bpf/vk_common.bpf.h), whatever name it registers under: vk_ops with
+# calls=2, vk_ops_one with calls=1.
+OPS_MAP_NAMES = ("vk_ops", "vk_ops_one")
 # The kernel frees an unregistered struct_ops map asynchronously, after its
 # last socket lets go and an RCU-tasks-trace grace period: milliseconds here,
 # seconds on a loaded machine. Longer than this means something holds it.
@@ -80,7 +81,7 @@ def _bpftool_json(*args: str) -> list[dict]:
 
 def _ops_maps() -> set[int]:
     return {m["id"] for m in _bpftool_json("map", "show")
-            if m.get("type") == "struct_ops" and m.get("name") == OPS_MAP_NAME}
+            if m.get("type") == "struct_ops" and m.get("name") in OPS_MAP_NAMES}
 
 
 def _unlinked_ops_maps() -> set[int]:

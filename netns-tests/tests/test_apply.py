@@ -118,6 +118,22 @@ def test_apply_after_drift_restores_the_declared_state(lab_ns, tmp_path):
     assert state(ns) == declared
 
 
+@pytest.mark.needs_kernel("cong_control_ack")
+def test_a_parameter_fixed_at_load_is_applied_by_replacing(lab_ns, tmp_path):
+    """calls cannot be retuned (`set` refuses it): apply replaces the instance,
+    and says why."""
+    _, ns = lab_ns
+    f = tmp_path / "vk.toml"
+    f.write_text(config(ns.name))
+    apply(f)
+    f.write_text(config(ns.name).replace('beta = 3\n', 'beta = 3\ncalls = 1\n'))
+    plan = apply(f, "--dry-run").stdout
+    assert "~ replace vkap_v: vegas -> vegas (restricted)" in plan and "calls=1" in plan, plan
+    assert "applied: 1 change" in apply(f).stdout
+    assert state(ns)["vkap_v"][2]["calls"] == 1
+    assert apply(f).stdout.startswith("nothing to change")
+
+
 @pytest.mark.reliability("kill_point")
 @pytest.mark.parametrize("point", ["apply:step1", "apply:step2", "apply:step3", "load:registered"])
 def test_sigkill_during_apply_then_apply_converges(lab_ns, tmp_path, point):

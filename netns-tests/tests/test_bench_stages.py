@@ -65,7 +65,16 @@ def test_stage_counts_calls_and_leaves_nothing_on():
         one = r["per_call_ns"][opcost.ONE_FLOOR]
         assert "cong_control" in one and r["per_ack_ns"][opcost.ONE_FLOOR]["median"] > 0
     assert set(ours) >= {"cong_avoid", "pkts_acked", "init"}
-    assert all(0 < s["median"] < 1e6 for per in (floor, rtt_floor, one, ours)
+    # the variant again in one call per ACK (calls=1), wherever the one-call floor runs
+    one_vegas = opcost.one_call_name("bpf_vegas")
+    if r["one_floor"] is None:
+        assert r["one_call"] == [] and one_vegas not in r["per_call_ns"]
+        ours_one = {}
+    else:
+        assert r["one_call"] == [one_vegas]
+        ours_one = r["per_call_ns"][one_vegas]
+        assert "cong_control" in ours_one and not {"cong_avoid", "pkts_acked"} & set(ours_one)
+    assert all(0 < s["median"] < 1e6 for per in (floor, rtt_floor, one, ours, ours_one)
                for s in per.values())
     assert 0 < r["per_ack_ns"][opcost.FLOOR]["median"] < r["per_ack_ns"]["bpf_vegas"]["median"]
     assert r["per_ack_ratio_to_floor"][opcost.FLOOR]["median"] == 1.0
@@ -74,10 +83,11 @@ def test_stage_counts_calls_and_leaves_nothing_on():
     veth_dec = r["decisions_per_ack"]["bpf_vegas"]["median"]
     path_dec = r["path"]["decisions_per_ack"]["bpf_vegas"]["median"]
     assert veth_dec > 3 * path_dec > 0, (veth_dec, path_dec)
-    assert set(r["decision_ns"]) == set(r["ack_ns_above_rtt_floor"]) == {"bpf_vegas"}
+    assert set(r["decision_ns"]) == set(r["ack_ns_above_rtt_floor"]) == \
+        {"bpf_vegas", *r["one_call"]}
     assert r["rtt_floor_path_shift"]["n"] == 2
     assert not stats_on()
-    assert not set(opcost.FLOORS) & set(available_cc())
+    assert not (set(opcost.FLOORS) | {one_vegas}) & set(available_cc())
 
 
 @pytest.mark.reliability("kill_point")

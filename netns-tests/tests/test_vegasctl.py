@@ -8,6 +8,7 @@ import pytest
 
 from conftest import PIN_ROOT, available_cc, loaded, vegasctl, vegasctl_json
 from vegaskit import intf
+from vegaskit.bench.bpfstats import ops_programs
 from vegaskit.testing import reliability
 
 pytestmark = pytest.mark.kernel
@@ -48,7 +49,7 @@ def test_load_registers_and_outlives_the_command_then_unload_removes_all(kernel_
         assert inst["registration"] == how
         assert inst["params"] == {"alpha": 2, "beta": 4, "gamma": 1, "ss_every_other_rtt": 0,
                                   "loss_cut": "1/2", "semantics": "exact", "keep_base_rtt": 1,
-                                  "idle_relearn": 1}
+                                  "idle_relearn": 1, "calls": 2}
         assert inst["restricted"] is True
     finally:
         vegasctl("unload", "bpf_vegas")
@@ -71,7 +72,7 @@ def test_presets_and_options():
     with loaded("vegas", "--preset", "original") as name:
         p = vegasctl_json("show", name)["params"]
         assert p == {"alpha": 1, "beta": 3, "gamma": 1, "ss_every_other_rtt": 1, "loss_cut": "1/4",
-                     "semantics": "exact", "keep_base_rtt": 1, "idle_relearn": 1}
+                     "semantics": "exact", "keep_base_rtt": 1, "idle_relearn": 1, "calls": 2}
     with loaded("vegas", "--preset", "ns2") as name:
         p = vegasctl_json("show", name)["params"]
         assert (p["alpha"], p["beta"], p["semantics"]) == (1, 3, "paper")
@@ -111,6 +112,7 @@ def test_set_changes_live_parameters_and_show_reports_them():
     (["semantics=ns2"], "must be exact or paper"),
     (["semantics="], "must be exact or paper"),
     (["half_packet=1"], "unknown parameter 'half_packet' for variant vegas"),
+    (["calls=1"], "calls is fixed when the controller is registered: give calls=1 to load --replace"),
 ])
 def test_invalid_set_changes_nothing(args, expect):
     with loaded("vegas") as name:
@@ -153,6 +155,8 @@ BAD_LOADS = [
     (["vegas_plus", "rate_epoch=7"], "rate_epoch must be 8 to 4096 rounds (got 7)"),
     (["vegas_plus", "rate_epoch=4097"], "rate_epoch must be 8 to 4096 rounds (got 4097)"),
     (["vegas_a", "rate_epoch=64"], "unknown parameter 'rate_epoch' for variant vegas_a"),
+    (["vegas", "calls=3"], "calls must be 1 or 2 (got 3)"),
+    (["vegas_fr", "calls=0"], "calls must be 1 or 2 (got 0)"),
 ]
 
 
@@ -482,3 +486,24 @@ def test_list_and_trace_see_more_than_256_instances():
         st = PIN_ROOT.stat()
         assert (st.st_uid, st.st_mode & 0o7777) == (0, 0o700)
     assert not PIN_ROOT.exists()
+
+
+@pytest.mark.needs_kernel("cong_control_ack")
+@pytest.mark.parametrize("variant", ["vegas", "vegas_plus"])
+def test_calls_picks_the_ops_the_kernel_calls_per_ack_and_replace_changes_it(variant):
+    """calls=2 registers pkts_acked and cong_avoid, calls=1 cong_control in their
+    place (docs/DESIGN.md §3.12)."""
+    two = {"pkts_acked", "cong_avoid"}
+    with loaded(variant, "--name", "vk_calls") as name:
+        ops = set(ops_programs(name))
+        assert two <= ops and "cong_control" not in ops, ops
+        vegasctl("load", variant, "--name", name, "--replace", "calls=1")
+        ops = set(ops_programs(name))
+        assert "cong_control" in ops and not (two & ops), ops
+        assert vegasctl_json("show", name)["params"]["calls"] == 1
+
+
+@pytest.mark.reliability("bad_input")
+def test_one_call_is_refused_where_the_kernel_lacks_its_form():
+    refused("load", "vegas", "calls=1", wrap=["env", "VEGASCTL_REFUSE=cong_control_ack"],
+            expect="calls=1 needs cong_control with the ACK's flags (Linux >= 6.10)")

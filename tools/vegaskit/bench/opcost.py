@@ -15,7 +15,9 @@ third, vk_reno_one, does vk_reno_rtt's work in one call per ACK (cong_control,
 with PRR and the pacing rate the kernel then leaves to it), to show what a
 one-call controller could reach. They are registered with bpftool for the stage
 (vk_reno_one where the kernel takes it); ratios to the first two are taken round
-by round, then summarised. Every figure is a median with its interval over the
+by round, then summarised. Where the kernel takes the one-call form, each
+variant is measured in it as well (`calls=1`, instances named vk1_VARIANT),
+beside its usual two calls per ACK. Every figure is a median with its interval over the
 rounds.
 
 On a veth the RTT is tens of microseconds, so our controllers decide every few
@@ -31,6 +33,7 @@ costs the same on both.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 
@@ -52,6 +55,38 @@ ONE_FLOOR = "vk_reno_one"
 FLOORS = (FLOOR, RTT_FLOOR, ONE_FLOOR)
 RATIO_FLOORS = (FLOOR, RTT_FLOOR)
 PATH = LinkParams(rate_bps=0, delay_us=2000, limit_pkts=10_000)
+# each variant again in one call per ACK (calls=1), where the kernel takes it
+ONE_CALL_PREFIX = "vk1_"
+
+
+def one_call_name(cc: str) -> str:
+    """bpf_vegas -> vk1_vegas (controller names stop at 15 characters)."""
+    return ONE_CALL_PREFIX + cc.removeprefix("bpf_")
+
+
+@contextlib.contextmanager
+def one_call_loaded(owner: str, ccs: list[str]):
+    """calls=1 instances of the variants of ccs for the with-block, noted in the owner's
+    ledger first (a SIGKILLed bench is swept like a run); yields their names, none where
+    `vegasctl features` finds no cong_control_ack."""
+    feats = subprocess.run([str(paths.VEGASCTL), "--json", "features"], capture_output=True,
+                           text=True, check=True, timeout=60).stdout
+    names = []
+    try:
+        if json.loads(feats)["features"].get("cong_control_ack"):
+            for cc in ccs:
+                name = one_call_name(cc)
+                leftovers.record_loaded(owner, name)
+                subprocess.run([str(paths.VEGASCTL), "load", cc.removeprefix("bpf_"),
+                                "--name", name, "calls=1"], check=True, capture_output=True,
+                               timeout=60)
+                names.append(name)
+        yield names
+    finally:
+        for name in names:
+            subprocess.run([str(paths.VEGASCTL), "unload", name], capture_output=True,
+                           timeout=60)
+        leftovers.forget_loaded(owner)
 
 
 @contextlib.contextmanager
@@ -158,8 +193,11 @@ def split(veth: dict, path: dict) -> dict:
 
 
 def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> dict:
-    with floor_registered(leftovers.new_owner()) as (floors, refused), bpfstats.enabled():
-        ccs = floors + (controllers or list(intf.CONTROLLERS))
+    owner = leftovers.new_owner()
+    ours = controllers or list(intf.CONTROLLERS)
+    with floor_registered(owner) as (floors, refused), one_call_loaded(owner, ours) as ones, \
+            bpfstats.enabled():
+        ccs = floors + ours + ones
         veth, path = measurement(ccs), measurement(ccs)
         with Lab() as lv, Lab() as lp:
             pv, pp = veth_pair(lv), two_hosts(lp, PATH)
@@ -172,7 +210,8 @@ def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> di
                 port_p = measure_round(path, lp, pp, ccs, rnd, seconds, port_p)
     return {"floor": FLOOR, "rtt_floor": RTT_FLOOR,
             "one_floor": ONE_FLOOR if ONE_FLOOR in floors else None,
-            "one_floor_refused": refused.get(ONE_FLOOR), "rounds": rounds, "seconds": seconds,
+            "one_floor_refused": refused.get(ONE_FLOOR), "one_call": ones,
+            "rounds": rounds, "seconds": seconds,
             **summarised(veth),
             "path": {"delay_ms": PATH.delay_us / 1000, **summarised(path)},
             **split(veth, path)}

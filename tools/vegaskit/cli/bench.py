@@ -80,6 +80,9 @@ def opcost_section(c: dict) -> list[str]:
               "could reach. " if c.get("one_floor") else
               f"The one-call floor was not registered: {c['one_floor_refused']}. "
               if c.get("one_floor_refused") else "") +
+             ("vk1_VARIANT is the variant loaded with calls=1, the same controller in one "
+              "call per ACK with that ACK-path work done by the code the one-call floor "
+              "uses (docs/DESIGN.md §3.12). " if c.get("one_call") else "") +
              "Per ACK: all ops' run time over the ACKs the sender received; ACKs per decision "
              "from each instance's counters; the ratios are taken within each round. Median "
              "[95% interval of the median; with few rounds, min and max].", "",

@@ -742,11 +742,10 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 	}
 	/* the rate maximum: every round outside slow start; epochs turn in delay mode only,
 	 * so a long competition does not teach it our share as the path's rate. An epoch
-	 * is rate_epoch rounds (0, from parameters older than it: the default) */
+	 * is rate_epoch rounds (the loader keeps it in 8-4096) */
 	if (rate > st->rate_max[0])
 		st->rate_max[0] = rate;
-	if (st->mode == VK_MODE_DELAY &&
-	    ++st->epoch_rounds >= (p->rate_epoch ? p->rate_epoch : VK_PLUS_RATE_EPOCH_DEFAULT)) {
+	if (st->mode == VK_MODE_DELAY && ++st->epoch_rounds >= p->rate_epoch) {
 		st->rate_max[1] = st->rate_max[0];
 		st->rate_max[0] = rate;
 		st->epoch_rounds = 0;

@@ -355,11 +355,12 @@ def test_rate_epoch_sets_how_long_the_rate_maximum_remembers():
     ds += [decide(st, p, cwnd=53, rtt=BASE * 53 // 50) for _ in range(2 * 512 - 130)]
     assert ds[-1].foreign_milli == 0
     assert all(d.mode == MODE["DELAY"] for d in ds)
-    # parameters from before rate_epoch (0) keep the default of 64
+    # the default, 64, has forgotten it within the same 130 rounds
+    p = params("VEGAS_PLUS", alpha=3, beta=3)
+    assert p.rate_epoch == 64
     st = Plus()
-    learn_alone(st, bdp=100, p=params("VEGAS_PLUS", alpha=3, beta=3, rate_epoch=0))
-    ds = [decide(st, params("VEGAS_PLUS", alpha=3, beta=3, rate_epoch=0), cwnd=53,
-                 rtt=BASE * 53 // 50) for _ in range(130)]
+    learn_alone(st, bdp=100, p=p)
+    ds = [decide(st, p, cwnd=53, rtt=BASE * 53 // 50) for _ in range(130)]
     assert ds[-1].foreign_milli == 0
 
 

@@ -22,14 +22,15 @@ def _rep(root, name, first_s: dict[int, float], share: float | None):
                         (20 * flow - 10) * 1448, 1, 0])
             w.writerow([flow, "x", f"{t + 0.5:.3f}", f"{t + 1:.3f}", 1000, 16000,
                         20 * flow * 1448, 1, 0])
+    (rep / "summary.json").write_text(json.dumps(
+        {"flows": [{"flow": f, "start_s": t} for f, t in first_s.items()]}))
     figs = {"queue_pkts": 1.0} if share is None else {"queue_pkts": 1.0, "share": share}
     (rep / "figures.json").write_text(json.dumps(figs))
 
 
-def test_a_flows_data_start_is_its_first_interval():
-    rows = [{"flow": "2", "t0_s": "1.5"}, {"flow": "1", "t0_s": "0.9"},
-            {"flow": "2", "t0_s": "1.2"}, {"flow": "1", "t0_s": "1.4"}]
-    assert starts.data_starts(rows) == {1: 0.9, 2: 1.2}
+def test_a_flows_data_start_is_the_runners():
+    summary = {"flows": [{"flow": 1, "start_s": 0.9}, {"flow": 2, "start_s": 1.2}]}
+    assert starts.data_starts(summary) == {1: 0.9, 2: 1.2}
 
 
 def test_ranges_apart_only_when_both_orders_are_seen_and_do_not_overlap():
@@ -107,7 +108,8 @@ def _nan_share(rep):
 
 def _broken(rep):
     rep.mkdir()
-    (rep / "flows.csv").write_text("flow\n1\n")      # no t0_s column
+    (rep / "flows.csv").write_text("flow\n1\n")
+    (rep / "summary.json").write_text('{"flows": [{"flow": 1}]}')     # no start_s
     (rep / "figures.json").write_text("{}")
 
 

@@ -5,10 +5,11 @@ gives it (docs/DESIGN.md §3.11, "start order").
 
 Each flow's iperf3 starts at its scenario time (with 50 ms of jitter), but its data
 connection only after iperf3's control exchange, which at long RTTs spreads the data
-starts by up to a second, in either order. A flow's data start here is its first
-interval in flows.csv (the receiver's first report, on the run's clock).
+starts by up to a second, in either order. A flow's data start here is the runner's
+(summary.json's start_s: when its data connection began, on the run's clock, which is
+also where its first interval in flows.csv starts).
 
-Every repetition under the directory given with flows.csv and figures.json (the
+Every repetition under the directory given with flows.csv, summary.json and figures.json (the
 report's figures, written by `make vegas-plus`) and more than one flow: flow 1 (the
 controller under test) against the earliest of the others, its lead (positive: ours
 first), its share of the fair share and the bottleneck's mean queue over the second
@@ -38,13 +39,9 @@ OURS = 1    # the runner numbers the controller under test's flow 1 (vegasplus.c
 TIE_S = 0.05
 
 
-def data_starts(flows_csv: list[dict]) -> dict[int, float]:
-    """flow -> the start of its first interval (s)."""
-    out: dict[int, float] = {}
-    for r in flows_csv:
-        f, t = int(r["flow"]), float(r["t0_s"])
-        out[f] = min(t, out.get(f, t))
-    return out
+def data_starts(summary: dict) -> dict[int, float]:
+    """flow -> its data start (s), from a run's summary.json."""
+    return {int(fl["flow"]): float(fl["start_s"]) for fl in summary["flows"]}
 
 
 def window_at(flows_csv: list[dict], flow: int, t: float) -> int | str | None:
@@ -60,7 +57,7 @@ def read_rep(rep: Path, at: list[float] = ()) -> dict | None:
     """One repetition's starts, share and windows at the times `at`; None when it has
     no other flow or no share."""
     flows = read_csv(rep / "flows.csv")
-    starts = data_starts(flows)
+    starts = data_starts(json.loads((rep / "summary.json").read_text()))
     figs = json.loads((rep / "figures.json").read_text())
     others = {f: t for f, t in starts.items() if f != OURS}
     if OURS not in starts or not others or "share" not in figs:
@@ -142,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     groups: dict[str, list[tuple[str, dict]]] = {}
     for flows in sorted(a.root.rglob("flows.csv")):
         rep = flows.parent
-        if not (rep / "figures.json").exists():
+        if not ((rep / "figures.json").exists() and (rep / "summary.json").exists()):
             continue
         try:
             row = read_rep(rep, at)
@@ -157,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         groups.setdefault(str(group.relative_to(a.root)) or ".", []).append(
             (str(rep.relative_to(a.root)) or ".", row))
     if not groups:
-        print(f"starts: {a.root}: no repetition with flows.csv, figures.json and "
+        print(f"starts: {a.root}: no repetition with flows.csv, summary.json, figures.json and "
               "another flow", file=sys.stderr)
         return 1
     sys.stdout.write(render(a.root, groups, at))

@@ -501,7 +501,9 @@ VK_INLINE void vk_fr_decide(const struct vk_params *p, const struct vk_sample *s
  * as a window (the BDP), kept as the maximum of this epoch and the last.
  */
 struct vk_plus {
-	__u64 rate_max[2];	/* this epoch's maximum, the last epoch's */
+	__u32 rate_max[2];	/* this epoch's maximum, the last epoch's (saturating) */
+	__u32 rtt_lo[2];	/* delay mode: the lowest round RTT (us) of this rate
+				 * epoch and of the last; 0: none yet */
 	__u32 saved_cwnd;	/* competitive window, restored if a probe fails */
 	__u32 probe_cwnd;	/* the window the probe set (less later: a loss cut it);
 				 * after a passed probe, the window it passed with */
@@ -576,6 +578,25 @@ VK_INLINE int vk_plus_standing(const struct vk_params *p, const struct vk_sample
 {
 	return s->rtt > s->base_rtt && 2ull * (s->rtt - s->base_rtt) >= s->base_rtt &&
 	       vk_cmp_backlog(s->cwnd, s->rtt, s->base_rtt, 2 * p->beta) <= 0;
+}
+
+/*
+ * The rise: the round's RTT stands rise% or more above the lowest round RTT of
+ * this rate epoch and the last (64-128 delay-mode rounds by default). It reads
+ * no baseRTT, so a baseRTT learned behind a loss-based flow's standing queue
+ * does not blind it: that flow must cut on loss and refill, and its sawtooth
+ * moves the whole queue, where ours moves at most our own band of alpha..beta
+ * packets (docs/DESIGN.md §3.11, "the rise"). 0 turns it off.
+ */
+VK_INLINE int vk_plus_rising(const struct vk_params *p, const struct vk_sample *s,
+			     const struct vk_plus *st)
+{
+	__u32 lo = st->rtt_lo[0];
+
+	if (st->rtt_lo[1] && (!lo || st->rtt_lo[1] < lo))
+		lo = st->rtt_lo[1];
+	return p->rise && lo && s->rtt > lo &&
+	       100ull * (s->rtt - lo) >= (__u64)p->rise * lo;
 }
 
 /*
@@ -743,11 +764,16 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 	/* the rate maximum: every round outside slow start; epochs turn in delay mode only,
 	 * so a long competition does not teach it our share as the path's rate. An epoch
 	 * is rate_epoch rounds (the loader keeps it in 8-4096) */
+	rate = vk_min_u64(rate, 0xffffffffu);
 	if (rate > st->rate_max[0])
 		st->rate_max[0] = rate;
+	if (st->mode == VK_MODE_DELAY && (!st->rtt_lo[0] || s->rtt < st->rtt_lo[0]))
+		st->rtt_lo[0] = s->rtt;
 	if (st->mode == VK_MODE_DELAY && ++st->epoch_rounds >= p->rate_epoch) {
 		st->rate_max[1] = st->rate_max[0];
 		st->rate_max[0] = rate;
+		st->rtt_lo[1] = st->rtt_lo[0];
+		st->rtt_lo[0] = s->rtt;
 		st->epoch_rounds = 0;
 	}
 	rate_max = st->rate_max[0] > st->rate_max[1] ? st->rate_max[0] : st->rate_max[1];
@@ -760,7 +786,9 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		 * the band giving up a quarter of the probe's window says the same */
 		int shed = st->recall && 4ull * s->cwnd <= 3ull * st->probe_cwnd;
 
-		if (p->compete && (by_rate || shed || vk_plus_standing(p, s)))
+		int rising = vk_plus_rising(p, s, st);
+
+		if (p->compete && (by_rate || shed || rising || vk_plus_standing(p, s)))
 			st->streak++;
 		else
 			st->streak = 0;
@@ -772,7 +800,9 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 			 * Rounds, not the clock: the competitor refills the queue in rounds */
 			d->cwnd = st->recall ? vk_max_u32(s->cwnd, st->saved_cwnd) : s->cwnd;
 			d->rule = st->recall ? VK_RULE_RECALL :
-				  by_rate ? VK_RULE_TO_COMPETE : VK_RULE_TO_COMPETE_DELAY;
+				  by_rate ? VK_RULE_TO_COMPETE :
+				  vk_plus_standing(p, s) ? VK_RULE_TO_COMPETE_DELAY :
+				  rising ? VK_RULE_TO_COMPETE_RISE : VK_RULE_TO_COMPETE_DELAY;
 			st->recall = 0;
 			st->probe_epoch = epoch;	/* the first probe at the next boundary */
 			/* a competitor just seen: our window is what delay mode left
@@ -847,6 +877,7 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		st->streak = 0;
 		st->epoch_rounds = 0;
 		st->rate_max[0] = st->rate_max[1] = rate;
+		st->rtt_lo[0] = st->rtt_lo[1] = s->rtt;
 		st->recall = VK_PLUS_RECALL_ROUNDS;
 		st->probe_cwnd = s->cwnd;	/* the window the path looked to carry */
 		d->ssthresh = vk_dec1(s->cwnd);

@@ -59,7 +59,8 @@ enum vk_variant {
 	X(VK_RULE_COMPETE,	compete,	"vegas_plus, competitive mode: CUBIC's growth (RFC 9438)") \
 	X(VK_RULE_PROBE,	probe,		"vegas_plus, competitive mode: drain to the delay-mode window, two rounds") \
 	X(VK_RULE_PROBE_FAIL,	probe_fail,	"vegas_plus: the probe's backlog stayed above beta+1, or its rate under 3/4 of the best: window restored, competitive") \
-	X(VK_RULE_TO_DELAY,	to_delay,	"vegas_plus: the probe drained the queue to beta+1 of ours: delay mode")
+	X(VK_RULE_TO_DELAY,	to_delay,	"vegas_plus: the probe drained the queue to beta+1 of ours: delay mode") \
+	X(VK_RULE_TO_COMPETE_RISE, to_compete_rise, "vegas_plus: the round's RTT rise% above its lowest of the last 1-2 rate epochs, 3 rounds: competitive mode")
 
 enum vk_rule {
 	VK_RULES(VK_ENUM_ID)
@@ -168,6 +169,9 @@ struct vk_params {
 				 * window of the best rate seen; 0 none (VK_PLUS_SS_*) */
 	__u32 rate_epoch;	/* vegas_plus: delay-mode rounds in an epoch of the rate
 				 * maximum, which forgets after two (VK_PLUS_RATE_EPOCH_*) */
+	__u32 rise;		/* vegas_plus: percent by which the round's RTT, held 3
+				 * rounds, above its lowest of the last one or two rate
+				 * epochs means a loss-based flow's sawtooth; 0: off */
 	__u32 calls;		/* struct_ops calls per ACK, fixed at load: 2 pkts_acked
 				 * and cong_avoid (the kernel does PRR and pacing); 1
 				 * cong_control, which does them (Linux >= 6.10) */

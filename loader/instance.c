@@ -200,6 +200,38 @@ static int reuse_stats(struct bpf_object *obj, const char *name, char *err)
 }
 
 /*
+ * The maps every instance shares (vk_flows, the trace ring, ...) are pinned by
+ * name; an instance of another vegaskit version may have pinned them with
+ * another layout (a new rule lengthens struct vk_flow), and libbpf's refusal
+ * reads as the kernel refusing the program. Say what it is.
+ */
+static int check_shared_pins(struct bpf_object *obj, char *err)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, obj) {
+		const char *pin = bpf_map__pin_path(m);
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (!pin || (fd = bpf_obj_get(pin)) < 0)
+			continue;
+		if (!bpf_map_get_info_by_fd(fd, &info, &len) &&
+		    (info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
+		     info.value_size != bpf_map__value_size(m) ||
+		     info.max_entries != bpf_map__max_entries(m))) {
+			close(fd);
+			return vk_err(err, "%s was pinned by another vegaskit version, with another "
+				      "layout: unload that version's controllers first (vegasctl list)",
+				      pin);
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/*
  * Pin the counters unless the pin already is this map (a replace that reused it). A
  * fresh load pins before it commits, so a failure fails the load; after a replace's
  * commit a failure cannot undo it, so there it is only a missing counter (replaced
@@ -273,7 +305,7 @@ static struct bpf_object *prepare(const struct vk_variant_desc *v, const char *n
 		vk_err(err, "cannot prepare a map registration: %s", strerror(errno));
 		goto fail;
 	}
-	if (reuse_stats(obj, name, err))
+	if (reuse_stats(obj, name, err) || check_shared_pins(obj, err))
 		goto fail;
 	if (bpf_object__load(obj)) {
 		vk_err(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",

@@ -43,6 +43,8 @@ const struct vk_param_desc vk_param_descs[] = {
 	  "entering competitive mode: 1 slow start to the first loss; 2 only up to the best rate's window; 0 none", false },
 	{ "rate_epoch", VK_P_COUNT, OFF(rate_epoch), PLUS,
 	  "delay-mode rounds in an epoch of the rate maximum, which forgets after two (8-4096)", false },
+	{ "rise", VK_P_COUNT, OFF(rise), PLUS,
+	  "percent the round RTT held 3 rounds above its lowest of the rate epochs that means a loss-based flow (0: off, to 1000)", false },
 	{ "keep_base_rtt", VK_P_BOOL, OFF(keep_base_rtt), ALL,
 	  "1: a socket swapped in from another vegaskit controller keeps its baseRTT", false },
 	{ "idle_relearn", VK_P_BOOL, OFF(idle_relearn), ALL,
@@ -274,6 +276,10 @@ int vk_params_validate(const struct vk_params *p, char *err)
 	    (p->rate_epoch < VK_PLUS_RATE_EPOCH_MIN || p->rate_epoch > VK_PLUS_RATE_EPOCH_MAX)) {
 		snprintf(err, VK_ERR_MAX, "rate_epoch must be %u to %u rounds (got %u)",
 			 VK_PLUS_RATE_EPOCH_MIN, VK_PLUS_RATE_EPOCH_MAX, p->rate_epoch);
+		return -1;
+	}
+	if (p->variant == VK_VEGAS_PLUS && p->rise > 1000) {
+		snprintf(err, VK_ERR_MAX, "rise must be 0 (off) to 1000 percent (got %u)", p->rise);
 		return -1;
 	}
 	if (p->calls != 1 && p->calls != 2) {

@@ -458,3 +458,57 @@ def test_fluid_a_reno_flow_is_met_and_its_departure_seen():
     took_ms = sum(BASE * (50 + q) // 50 for _, _, _, q in run[800:back]) / 1000
     assert took_ms <= 2048 + 3 * 2 * BASE / 1000   # a probe period and the probe's rounds
     assert all(q <= 4 for _, _, _, q in run[back + 5:])
+
+
+P_RISE = params("VEGAS_PLUS", alpha=3, beta=3, rise=25)
+
+
+def held_band(st: Plus, p, rounds: int = 5) -> None:
+    """Delay-mode rounds holding 3 packets of ours at a round RTT of 22 ms on the 20 ms
+    baseRTT the flow holds (a base learned behind another flow's queue looks the same)."""
+    for _ in range(rounds):
+        assert decide(st, p, cwnd=33, rtt=22_000).rule == RULE["HOLD"]
+
+
+def test_a_rise_of_the_round_rtt_over_its_low_means_compete():
+    """rise=25: the round RTT 30% above the lowest of the rate epochs, for 3 rounds, is a
+    loss-based flow's sawtooth refilling the queue. Neither other sign sees it here: the
+    queueing delay is 0.43 of the base, under the standing delay's half, and our rate
+    maximum (our own 30 packets per base RTT) implies 12.9 packets of queue where 9.9
+    are ours."""
+    st = Plus()
+    held_band(st, P_RISE)
+    ds = [decide(st, P_RISE, cwnd=33, rtt=28_600, now_ms=100) for _ in range(3)]
+    assert [d.rule for d in ds] == [RULE["DEC"], RULE["DEC"], RULE["TO_COMPETE_RISE"]]
+    assert ds[-1].foreign_milli < 8000 and st.mode == MODE["COMPETE"]
+    # off (the default), the same rounds leave it in delay mode
+    st = Plus()
+    held_band(st, P)
+    assert [decide(st, P, cwnd=33, rtt=28_600).rule for _ in range(3)] == [RULE["DEC"]] * 3
+    assert st.mode == MODE["DELAY"]
+
+
+def test_a_fall_or_the_bands_own_wobble_is_no_rise():
+    """The RTT falling (a competitor leaving) never counts, nor does our own band moving
+    the queue by a packet or two: 200 rounds between 3 and 5 packets of ours."""
+    st = Plus()
+    for _ in range(5):
+        decide(st, P_RISE, cwnd=33, rtt=28_600)     # a queue that then drains
+    ds = [decide(st, P_RISE, cwnd=33, rtt=22_000) for _ in range(5)]
+    assert all(d.mode == MODE["DELAY"] for d in ds)
+    st = Plus()
+    ds = [decide(st, P_RISE, cwnd=33 + k % 3, rtt=(33 + k % 3) * BASE // 30)
+          for k in range(200)]
+    assert all(d.mode == MODE["DELAY"] for d in ds)
+
+
+def test_the_rises_low_is_forgotten_with_the_rate_epochs():
+    """The low is the least round RTT of this rate epoch and the last: a path that got
+    slower for good stops counting as a rise within two epochs (rate_epoch=8 here),
+    and a probe that returns to delay mode starts the low afresh from its own round."""
+    p = params("VEGAS_PLUS", alpha=3, beta=3, rise=25, rate_epoch=8, compete=0)
+    st = Plus()
+    held_band(st, p)
+    ds = [decide(st, p, cwnd=33, rtt=28_600) for _ in range(2 * 8)]
+    assert st.rtt_lo[0] == st.rtt_lo[1] == 28_600
+    assert ds[-1].mode == MODE["DELAY"]        # compete=0: the sign is only counted

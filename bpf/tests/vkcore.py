@@ -41,7 +41,8 @@ class Decision(C.Structure):
 
 class Plus(C.Structure):
     """struct vk_plus: vegas_plus's per-socket state."""
-    _fields_ = [("rate_max", C.c_uint64 * 2), ("saved_cwnd", C.c_uint32),
+    _fields_ = [("rate_max", C.c_uint32 * 2), ("rtt_lo", C.c_uint32 * 2),
+                ("saved_cwnd", C.c_uint32),
                 ("probe_cwnd", C.c_uint32), ("w_max", C.c_uint32), ("w_start", C.c_uint32),
                 ("epoch_ms", C.c_uint32), ("cnt", C.c_uint32), ("probe_epoch", C.c_uint16),
                 ("epoch_rounds", C.c_uint16), ("mode", C.c_uint8), ("streak", C.c_uint8),

@@ -128,6 +128,32 @@ def test_flows_shows_what_the_trace_shows(vegas_run):
     assert 0 < flow["decisions"] < len(mine)
 
 
+@pytest.mark.needs_kernel("cong_control_ack")
+def test_one_call_per_ack_traces_every_ack_and_decision(tmp_path):
+    """calls=1 (docs/DESIGN.md §3.12): the per-ACK records come from cong_control, not
+    pkts_acked, and the decisions from the same call. The same checks as the two-call
+    run's above: one decision per RTT within 10%, diffs recomputable from the record,
+    ACK records with their RTT samples, nothing lost."""
+    ctl = '[controllers]\nvk_one = "vegas calls=1"'
+    sm = runner.execute(one_flow("vk_one", 8, trace="all", controllers=ctl).run("r", "p"),
+                        tmp_path)
+    records = parse_csv((tmp_path / "trace.csv").read_text())
+    decisions = data_flow(records)
+    rows = [r for r in read_csv(tmp_path / "flows.csv") if r["rtt_us"]]
+    rtts = sum((float(r["t1_s"]) - float(r["t0_s"])) / (int(r["rtt_us"]) / 1e6) for r in rows)
+    assert 0.9 * rtts <= len(decisions) <= 1.1 * rtts, (len(decisions), rtts)
+    vegas = [r for r in decisions if r["rule"] != "reno"]
+    assert len(vegas) > 100
+    for r in vegas:
+        assert r["diff"] == r["cwnd"] * max(r["rtt_us"] - r["base_rtt_us"], 0) // r["base_rtt_us"]
+    port = decisions[0]["sport"]
+    acks = [r for r in records if r["type"] == "ack" and r["sport"] == port]
+    # an ACK that acknowledges nothing new (a duplicate) has no sample (-1), as with
+    # pkts_acked
+    assert len(acks) > 1000 and sum(a["rtt_us"] > 0 for a in acks) >= 0.9 * len(acks)
+    assert sm["trace_lost"] == 0
+
+
 def test_vegas_a_thresholds_rise_with_throughput(tmp_path):
     """The bottleneck goes from 2 to 10 Mbit/s at 6 s: throughput rises, and
     Vegas-A (seed 000, IV) answers rising Th with alpha+1, beta+1 while diff

@@ -2,6 +2,7 @@
 import contextlib
 import os
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,8 @@ BAD_LOADS = [
     (["vegas_plus", "rate_epoch=7"], "rate_epoch must be 8 to 4096 rounds (got 7)"),
     (["vegas_plus", "rate_epoch=4097"], "rate_epoch must be 8 to 4096 rounds (got 4097)"),
     (["vegas_a", "rate_epoch=64"], "unknown parameter 'rate_epoch' for variant vegas_a"),
+    (["vegas_plus", "rise=1001"], "rise must be 0 (off) to 1000 percent (got 1001)"),
+    (["vegas_a", "rise=25"], "unknown parameter 'rise' for variant vegas_a"),
     (["vegas", "calls=3"], "calls must be 1 or 2 (got 3)"),
     (["vegas_fr", "calls=0"], "calls must be 1 or 2 (got 0)"),
 ]
@@ -507,3 +510,24 @@ def test_calls_picks_the_ops_the_kernel_calls_per_ack_and_replace_changes_it(var
 def test_one_call_is_refused_where_the_kernel_lacks_its_form():
     refused("load", "vegas", "calls=1", wrap=["env", "VEGASCTL_REFUSE=cong_control_ack"],
             expect="calls=1 needs cong_control with the ACK's flags (Linux >= 6.10)")
+
+
+@pytest.mark.reliability("bad_input")
+def test_a_shared_map_of_another_layout_is_named_not_blamed_on_the_kernel():
+    """Instances of another vegaskit version can hold the shared pins with another
+    layout (a rule added lengthens struct vk_flow): load says so, in one line, and
+    changes nothing. The stand-in: the trace-drop counter pinned 16 bytes wide."""
+    shared = PIN_ROOT / "shared"
+    assert not PIN_ROOT.exists(), "the test needs a host without our pins"
+    shared.mkdir(parents=True, mode=0o700)
+    try:
+        subprocess.run(["bpftool", "map", "create", str(shared / "vk_trace_lost"), "type",
+                        "array", "key", "4", "value", "16", "entries", "1", "name",
+                        "vk_trace_lost"], check=True, capture_output=True, timeout=30)
+        refused("load", "vegas", expect="vk_trace_lost was pinned by another vegaskit "
+                "version, with another layout: unload that version's controllers first")
+    finally:
+        (shared / "vk_trace_lost").unlink(missing_ok=True)
+        for d in (shared, PIN_ROOT):
+            with contextlib.suppress(OSError):
+                d.rmdir()

@@ -5,7 +5,7 @@ bottleneck cost each flow, and how the probes ended.
     python -m vegaskit.analysis.modes results/vegas_plus/<case>/full/vegas_plus [--after S]
                                       [--every S]
 
-One row per entry (to_compete, to_compete_delay or recall) of each vegas_plus flow:
+One row per entry (to_compete, to_compete_delay, to_compete_rise or recall) of each vegas_plus flow:
 - its window at the entry and the largest window before its first probe (the slow
   start a detection starts, or none for a recall);
 - the retransmissions of the vegas_plus flow and of the other flows in the --after
@@ -38,7 +38,7 @@ from .decisions import reps_of
 from .model_inputs import MSS
 from .records import read_csv
 
-ENTRIES = {"to_compete", "to_compete_delay", "recall"}
+ENTRIES = {"to_compete", "to_compete_delay", "to_compete_rise", "recall"}
 BAND = {"inc", "dec", "hold"}      # delay mode's own rules
 # The rules that change the mode, each with the (before, after) modes it may join
 # (§3.11); every other rule keeps the mode it finds.

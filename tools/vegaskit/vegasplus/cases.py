@@ -69,6 +69,8 @@ ABLATIONS = {
     "vp_ss_capped": "vegas_plus compete_ss=2",
     # how long the rate maximum remembers the path's rate: 8 times the default
     "vp_rate_long": "vegas_plus rate_epoch=512",
+    # a third sign that reads no baseRTT: the round RTT 25% above its low of the epochs
+    "vp_rise": "vegas_plus rise=25",
 }
 
 

@@ -516,10 +516,14 @@ def test_one_call_is_refused_where_the_kernel_lacks_its_form():
 def test_a_shared_map_of_another_layout_is_named_not_blamed_on_the_kernel():
     """Instances of another vegaskit version can hold the shared pins with another
     layout (a rule added lengthens struct vk_flow): load says so, in one line, and
-    changes nothing. The stand-in: the trace-drop counter pinned 16 bytes wide."""
-    shared = PIN_ROOT / "shared"
+    changes nothing. The stand-ins: the trace-drop counter pinned 16 bytes wide, and
+    an instance directory of that version (with none, the shared pins are orphans,
+    which a load's clean-up removes)."""
+    shared, old = PIN_ROOT / "shared", PIN_ROOT / "cc" / "vk_old"
     assert not PIN_ROOT.exists(), "the test needs a host without our pins"
-    shared.mkdir(parents=True, mode=0o700)
+    for d in (PIN_ROOT, shared, PIN_ROOT / "cc", old):     # as vegasctl makes them
+        d.mkdir(mode=0o700)
+        os.chmod(d, 0o700)
     try:
         subprocess.run(["bpftool", "map", "create", str(shared / "vk_trace_lost"), "type",
                         "array", "key", "4", "value", "16", "entries", "1", "name",
@@ -528,6 +532,6 @@ def test_a_shared_map_of_another_layout_is_named_not_blamed_on_the_kernel():
                 "version, with another layout: unload that version's controllers first")
     finally:
         (shared / "vk_trace_lost").unlink(missing_ok=True)
-        for d in (shared, PIN_ROOT):
+        for d in (old, PIN_ROOT / "cc", shared, PIN_ROOT):
             with contextlib.suppress(OSError):
                 d.rmdir()

@@ -455,21 +455,21 @@ void BPF_PROG(vk2_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	vk_grow(sk, ack, acked);
 }
 
-/* What pkts_acked does with each ACK's RTT sample; in_flight as ack_sample has it. */
-static __always_inline void vk_ack_rtt(struct sock *sk, __s32 rtt_us, __u32 in_flight)
+/* What pkts_acked does with each ACK's RTT sample; true if the ACK is to be traced
+ * (the caller reads in_flight only then: tracing off costs one load). */
+static __always_inline bool vk_ack_rtt(struct sock *sk, __s32 rtt_us)
 {
 	struct vk_ca *ca = vk_ca(sk);
 
 	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->sum_rtt, &ca->cnt_rtt, rtt_us);
-	/* the bit first: tracing off costs one load */
-	if ((vk_params.trace & VK_TRACE_ACKS) && vk_trace_leased())
-		vk_trace_ack(sk, rtt_us, in_flight, ca);
+	return (vk_params.trace & VK_TRACE_ACKS) && vk_trace_leased();
 }
 
 SEC("struct_ops")
 void BPF_PROG(vk2_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	vk_ack_rtt(sk, sample->rtt_us, sample->in_flight);
+	if (vk_ack_rtt(sk, sample->rtt_us))
+		vk_trace_ack(sk, sample->rtt_us, sample->in_flight, vk_ca(sk));
 }
 
 /* Vegas logic only in TCP_CA_Open; Reno in CWR, Recovery and Loss. */
@@ -503,7 +503,9 @@ void BPF_PROG(vk1_cong_control, struct sock *sk, __u32 ack, int flag,
 {
 	struct tcp_sock *tp = vk_tp(sk);
 
-	vk_ack_rtt(sk, rs->rtt_us, tp->mss_cache * (tp->delivered - rs->prior_delivered));
+	if (vk_ack_rtt(sk, rs->rtt_us))	/* in_flight as ack_sample has it */
+		vk_trace_ack(sk, rs->rtt_us, tp->mss_cache * (tp->delivered - rs->prior_delivered),
+			     vk_ca(sk));
 	if (vk_ap_in_reduction(sk)) {
 		vk_ap_prr(sk, &vk_ca(sk)->prr_delivered, flag, rs);
 	} else if (vk_ap_may_raise(sk, flag)) {

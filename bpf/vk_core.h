@@ -787,8 +787,9 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		int shed = st->recall && 4ull * s->cwnd <= 3ull * st->probe_cwnd;
 
 		int rising = vk_plus_rising(p, s, st);
+		int standing = vk_plus_standing(p, s);
 
-		if (p->compete && (by_rate || shed || rising || vk_plus_standing(p, s)))
+		if (p->compete && (by_rate || shed || rising || standing))
 			st->streak++;
 		else
 			st->streak = 0;
@@ -801,8 +802,7 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 			d->cwnd = st->recall ? vk_max_u32(s->cwnd, st->saved_cwnd) : s->cwnd;
 			d->rule = st->recall ? VK_RULE_RECALL :
 				  by_rate ? VK_RULE_TO_COMPETE :
-				  vk_plus_standing(p, s) ? VK_RULE_TO_COMPETE_DELAY :
-				  rising ? VK_RULE_TO_COMPETE_RISE : VK_RULE_TO_COMPETE_DELAY;
+				  rising && !standing ? VK_RULE_TO_COMPETE_RISE : VK_RULE_TO_COMPETE_DELAY;
 			st->recall = 0;
 			st->probe_epoch = epoch;	/* the first probe at the next boundary */
 			/* a competitor just seen: our window is what delay mode left

@@ -172,6 +172,18 @@ static int stamp_ops_map_id(struct bpf_map *params, struct bpf_map *ops)
 	return bpf_map_update_elem(bpf_map__fd(params), &key, &p, BPF_ANY);
 }
 
+/* Is the map behind fd laid out as m (type, key, value, entries)? */
+static bool same_layout(int fd, const struct bpf_map *m)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return !bpf_map_get_info_by_fd(fd, &info, &len) && info.type == bpf_map__type(m) &&
+	       info.key_size == bpf_map__key_size(m) &&
+	       info.value_size == bpf_map__value_size(m) &&
+	       info.max_entries == bpf_map__max_entries(m);
+}
+
 /*
  * The counters are the instance's, not the code's: a replacement counts into
  * the pinned map of the code it replaces (old sockets release into it), so
@@ -183,17 +195,12 @@ static int reuse_stats(struct bpf_object *obj, const char *name, char *err)
 	char pin[PIN_PATH_MAX];
 	int fd, ret = 0;
 
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
 	path_of(pin, name, "stats");
 	fd = m ? bpf_obj_get(pin) : -1;
 	if (fd < 0)
 		return 0;
 	/* reuse_fd checks nothing: counters of another layout start afresh instead */
-	if (!bpf_map_get_info_by_fd(fd, &info, &len) && info.type == bpf_map__type(m) &&
-	    info.key_size == bpf_map__key_size(m) && info.value_size == bpf_map__value_size(m) &&
-	    info.max_entries == bpf_map__max_entries(m) && bpf_map__reuse_fd(m, fd))
+	if (same_layout(fd, m) && bpf_map__reuse_fd(m, fd))
 		ret = vk_err(err, "cannot reuse %s: %s", pin, strerror(errno));
 	close(fd);
 	return ret;
@@ -211,16 +218,11 @@ static int check_shared_pins(struct bpf_object *obj, char *err)
 
 	bpf_object__for_each_map(m, obj) {
 		const char *pin = bpf_map__pin_path(m);
-		struct bpf_map_info info = {};
-		__u32 len = sizeof(info);
 		int fd;
 
 		if (!pin || (fd = bpf_obj_get(pin)) < 0)
 			continue;
-		if (!bpf_map_get_info_by_fd(fd, &info, &len) &&
-		    (info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
-		     info.value_size != bpf_map__value_size(m) ||
-		     info.max_entries != bpf_map__max_entries(m))) {
+		if (!same_layout(fd, m)) {
 			close(fd);
 			return vk_err(err, "%s was pinned by another vegaskit version, with another "
 				      "layout: unload that version's controllers first (vegasctl list)",

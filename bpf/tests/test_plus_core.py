@@ -504,11 +504,21 @@ def test_a_fall_or_the_bands_own_wobble_is_no_rise():
 
 def test_the_rises_low_is_forgotten_with_the_rate_epochs():
     """The low is the least round RTT of this rate epoch and the last: a path that got
-    slower for good stops counting as a rise within two epochs (rate_epoch=8 here),
-    and a probe that returns to delay mode starts the low afresh from its own round."""
-    p = params("VEGAS_PLUS", alpha=3, beta=3, rise=25, rate_epoch=8, compete=0)
+    slower for good (22 ms, then 25 ms: 14%, no rise) stops being the reference within
+    two epochs (rate_epoch=8 here), so 28 ms is then 12% over the low, no rise, where
+    the same 28 ms straight after 22 ms (27%) is one. A probe that returns to delay
+    mode starts the low afresh from its own round."""
+    p = params("VEGAS_PLUS", alpha=3, beta=3, rise=25, rate_epoch=8)
+    fresh = Plus()
+    held_band(fresh, p)
+    assert [decide(fresh, p, cwnd=33, rtt=28_000).rule for _ in range(3)][-1] \
+        == RULE["TO_COMPETE_RISE"]
     st = Plus()
     held_band(st, p)
-    ds = [decide(st, p, cwnd=33, rtt=28_600) for _ in range(2 * 8)]
-    assert st.rtt_lo[0] == st.rtt_lo[1] == 28_600
-    assert ds[-1].mode == MODE["DELAY"]        # compete=0: the sign is only counted
+    for _ in range(2 * 8):
+        assert decide(st, p, cwnd=33, rtt=25_000).mode == MODE["DELAY"]
+    assert st.rtt_lo[0] == st.rtt_lo[1] == 25_000
+    assert all(decide(st, p, cwnd=33, rtt=28_000).mode == MODE["DELAY"] for _ in range(6))
+    # a passed probe: its drained round (21.2 ms) is the low of both epochs
+    st = passed_probe()
+    assert st.rtt_lo[0] == st.rtt_lo[1] == BASE * 53 // 50

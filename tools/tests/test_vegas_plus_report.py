@@ -24,3 +24,15 @@ def test_without_ablations_the_goal_column_is_the_defaults_alone():
     (row,) = [r for r in lines if r.startswith("| against 1 cubic")]
     assert row.endswith("| met (6/6) |")
     assert "not run" in row            # the other controllers of CCS
+
+
+def test_a_rerender_takes_jain_from_the_runners_summary(tmp_path):
+    """Without the queue log, the kept figures.json is read and Jain's index comes from
+    summary.json, the number the case's own report.md shows (they once differed: the
+    report computed its own over the run's second half)."""
+    import json
+    (tmp_path / "summary.json").write_text(json.dumps({"jain": 0.9773, "flows": [{}, {}]}))
+    (tmp_path / "figures.json").write_text(json.dumps({"share": 1.0, "jain": 0.978}))
+    figs = report.figures_of(tmp_path, None, "pair")
+    assert figs == {"share": 1.0, "jain": 0.9773}
+    assert json.loads((tmp_path / "figures.json").read_text()) == figs

@@ -68,13 +68,15 @@ ROWS = (
 
 def figures_of(rundir: Path, net, case_key: str) -> dict:
     """A run's figures, from its logs when they are there (and kept beside them in
-    figures.json: the per-packet queue log is not committed), else from figures.json."""
+    figures.json: the per-packet queue log is not committed), else from figures.json
+    with summary.json's figures read afresh."""
     kept = rundir / "figures.json"
     if (rundir / "queue.csv").exists():
         figs = measure.figures(rundir, net, case_key)
-        kept.write_text(json.dumps(figs, indent=1) + "\n")
-        return figs
-    return json.loads(kept.read_text())
+    else:
+        figs = json.loads(kept.read_text()) | measure.from_summary(rundir)
+    kept.write_text(json.dumps(figs, indent=1) + "\n")
+    return figs
 
 
 def collect(base: Path) -> dict[tuple[str, str, str], list[dict]]:

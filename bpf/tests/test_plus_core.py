@@ -522,3 +522,34 @@ def test_the_rises_low_is_forgotten_with_the_rate_epochs():
     # a passed probe: its drained round (21.2 ms) is the low of both epochs
     st = passed_probe()
     assert st.rtt_lo[0] == st.rtt_lo[1] == BASE * 53 // 50
+
+
+def test_the_rise_replay_fires_where_the_core_does():
+    """vegaskit.analysis.riseruns replays the rise on traced rounds; here it reads the
+    core's own records of 40 random walks of the round RTT (22-29.9 ms on a 20 ms base,
+    where neither other sign can fire) and must fire at the round the core went to
+    competitive mode by the rise, and not where the core did not."""
+    import random
+
+    from vegaskit.analysis import riseruns
+    name = {v: k.lower() for k, v in RULE.items()}
+    p = params("VEGAS_PLUS", alpha=3, beta=3, rise=25, rate_epoch=8, foreign_max=1000)
+    fired = 0
+    for seed in range(40):
+        rng, st, rtt, records = random.Random(seed), Plus(), 22_000, []
+        for i in range(200):
+            rtt = min(29_900, max(22_000, rtt + rng.choice((-1500, -500, 0, 500, 1500))))
+            d = decide(st, p, cwnd=33, rtt=rtt)
+            records.append({"time_s": float(i), "rule": name[d.rule], "cwnd": 33,
+                            "mode": "delay" if d.mode == MODE["DELAY"] else "compete",
+                            "rtt_us": rtt})
+            if d.mode != MODE["DELAY"]:
+                assert d.rule == RULE["TO_COMPETE_RISE"]
+                break
+        firings = riseruns.replay(records, 25, 8)[2]
+        if st.mode == MODE["DELAY"]:
+            assert firings == [], seed
+        else:
+            fired += 1
+            assert [(f.t, f.own_exit) for f in firings] == [(i, i)], seed
+    assert 10 <= fired <= 30, fired  # both outcomes are exercised

@@ -1,0 +1,102 @@
+"""The rise replayed on traced runs (vegaskit.analysis.riseruns): the controller's
+third sign, alone, on each flow's delay-mode rounds. bpf/tests/test_plus_core.py checks
+the replay against the core itself."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from vegaskit.analysis import riseruns
+from vegaskit.testbed.runner import BASE_PORT
+
+
+def _round(i, rtt_us, rule="hold", mode="delay", cwnd=33):
+    return {"time_s": 1.0 + 0.1 * i, "rule": rule, "mode": mode, "cwnd": cwnd,
+            "rtt_us": rtt_us}
+
+
+def test_three_rounds_25_percent_over_the_low_fire_once():
+    rounds = [_round(i, 20_000) for i in range(5)] + [_round(5 + i, 25_000) for i in range(6)]
+    n, stretches, (f,) = riseruns.replay(rounds, 25, 64)
+    assert (n, stretches) == (11, 1)
+    assert (f.t, f.rtt_us, f.low_us, f.own_exit) == (pytest.approx(1.7), 25_000, 20_000, None)
+
+
+def test_under_the_threshold_or_a_fall_does_not_fire():
+    under = [_round(i, 20_000) for i in range(5)] + [_round(5 + i, 24_999) for i in range(9)]
+    assert riseruns.replay(under, 25, 64)[2] == []
+    fall = [_round(i, 30_000) for i in range(5)] + [_round(5 + i, 20_000) for i in range(9)]
+    assert riseruns.replay(fall, 25, 64)[2] == []
+
+
+def test_two_epochs_forget_the_low():
+    """rate_epoch 8: 16 rounds at 22.5 ms after the 20 ms low make 22.5 the low; 27 ms
+    is then 20% over it, no rise (it would be 35% over 20 ms)."""
+    rounds = ([_round(i, 20_000) for i in range(3)] + [_round(3 + i, 22_500) for i in range(16)]
+              + [_round(19 + i, 27_000) for i in range(5)])
+    assert riseruns.replay(rounds, 25, 8)[2] == []
+    assert len(riseruns.replay(rounds, 25, 64)[2]) == 1
+
+
+def test_slow_start_compete_and_thin_rounds_are_not_replayed():
+    rounds = ([_round(0, 20_000, rule="ss_grow")] + [_round(1, 20_000)]
+              + [_round(2 + i, 40_000, rule="reno") for i in range(3)]
+              + [_round(5 + i, 40_000, rule="compete", mode="compete") for i in range(3)])
+    assert riseruns.replay(rounds, 25, 64) == (1, 1, [])
+
+
+def test_the_runs_own_exit_ends_the_stretch_and_a_passed_probe_starts_a_fresh_low():
+    rounds = ([_round(i, 20_000) for i in range(3)] + [_round(3 + i, 30_000) for i in range(2)]
+              + [_round(5, 30_000, rule="to_compete_delay", mode="compete")]
+              + [_round(6, 30_000, rule="compete", mode="compete")]
+              + [_round(7, 30_000, rule="to_delay")]
+              + [_round(8 + i, 30_000) for i in range(5)])
+    n, stretches, (f,) = riseruns.replay(rounds, 25, 64)
+    assert (n, stretches) == (11, 2)        # the fresh low is the probe's 30 ms: no rise
+    assert f.t == pytest.approx(1.5) and f.own_exit == pytest.approx(1.5)
+
+
+def _traced(tmp_path, rounds):
+    rep = tmp_path / "vp_cubic_100M20" / "full" / "vegas_plus" / "rep0"
+    rep.mkdir(parents=True)
+    cols = ["time_s", "type", "ca", "dport", *rounds[0].keys() - {"time_s"}]
+    with open(rep / "trace.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, cols)
+        w.writeheader()
+        for r in rounds:
+            w.writerow({**r, "time_s": 500 + r["time_s"], "type": "decision",
+                        "ca": "bpf_vegas_plus", "dport": BASE_PORT + 1})
+    (rep / "summary.json").write_text(json.dumps({"t0_monotonic": 500.0}))
+    return tmp_path
+
+
+def test_the_command_tabulates_each_traced_flow(tmp_path, capsys):
+    rounds = [_round(i, 20_000) for i in range(5)] + [_round(5 + i, 25_000) for i in range(6)]
+    assert riseruns.main([str(_traced(tmp_path, rounds))]) == 0
+    row = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| vp_cubic")]
+    assert row == ["| vp_cubic_100M20/full/vegas_plus/rep0 | 1 | 11 | 1 | 1 | 1.70 | 33 | "
+                   "25.0 / 20.0 | never |"]
+
+
+@pytest.mark.parametrize("args, rc, msg", [
+    (["/nonexistent"], 2, "no such directory"),
+    (["--rise", "0", "."], 2, "must be 1 to 1000 percent"),
+    (["--rate-epoch", "7", "."], 2, "must be 8 to 4096 rounds"),
+    (["--rise", "x", "."], 2, "invalid int value"),
+])
+def test_bad_input_is_one_line_and_an_exit_code(args, rc, msg, capsys):
+    assert riseruns.main(args) == rc
+    err = capsys.readouterr().err
+    assert msg in err and err.count("\n") == 1
+
+
+def test_a_directory_without_a_traced_run_or_a_column_is_one_line(tmp_path, capsys):
+    assert riseruns.main([str(tmp_path)]) == 1
+    assert "no traced repetition" in capsys.readouterr().err
+    root = _traced(tmp_path, [{k: v for k, v in _round(i, 20_000).items() if k != "rtt_us"}
+                              for i in range(4)])
+    assert riseruns.main([str(root)]) == 1
+    err = capsys.readouterr().err
+    assert "trace.csv has no column 'rtt_us'" in err and err.count("\n") == 1

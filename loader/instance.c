@@ -452,6 +452,9 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 	struct bpf_map *pm, *om;
 	int ret = -1;
 
+	/* Shared pins with no instance left (an unload killed before its prune, or
+	 * another version's) are orphans: go before this load reuses or refuses them. */
+	prune_root();
 	if (mkdir_private(VK_PIN_ROOT, err) || mkdir_private(VK_PIN_CC, err) ||
 	    mkdir_private(VK_PIN_SHARED, err))
 		return -1;

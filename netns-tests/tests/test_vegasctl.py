@@ -517,8 +517,9 @@ def test_a_shared_map_of_another_layout_is_named_not_blamed_on_the_kernel():
     """Instances of another vegaskit version can hold the shared pins with another
     layout (a rule added lengthens struct vk_flow): load says so, in one line, and
     changes nothing. The stand-ins: the trace-drop counter pinned 16 bytes wide, and
-    an instance directory of that version (with none, the shared pins are orphans,
-    which a load's clean-up removes)."""
+    an instance directory of that version. With no instance left the shared pins are
+    orphans, and the first load replaces them (it once failed and pruned them, so that
+    only a second load succeeded)."""
     shared, old = PIN_ROOT / "shared", PIN_ROOT / "cc" / "vk_old"
     assert not PIN_ROOT.exists(), "the test needs a host without our pins"
     for d in (PIN_ROOT, shared, PIN_ROOT / "cc", old):     # as vegasctl makes them
@@ -530,6 +531,10 @@ def test_a_shared_map_of_another_layout_is_named_not_blamed_on_the_kernel():
                         "vk_trace_lost"], check=True, capture_output=True, timeout=30)
         refused("load", "vegas", expect="vk_trace_lost was pinned by another vegaskit "
                 "version, with another layout: unload that version's controllers first")
+        old.rmdir()
+        with loaded("vegas", "--name", "vk_new") as name:
+            assert name in available_cc()
+        assert not PIN_ROOT.exists()
     finally:
         (shared / "vk_trace_lost").unlink(missing_ok=True)
         for d in (old, PIN_ROOT / "cc", shared, PIN_ROOT):

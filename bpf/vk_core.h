@@ -503,7 +503,8 @@ VK_INLINE void vk_fr_decide(const struct vk_params *p, const struct vk_sample *s
 struct vk_plus {
 	__u32 rate_max[2];	/* this epoch's maximum, the last epoch's (saturating) */
 	__u32 rtt_lo[2];	/* delay mode: the lowest round RTT (us) of this rate
-				 * epoch and of the last; 0: none yet */
+				 * epoch and of the last; 0: none yet (the last's: no
+				 * whole epoch since the start or a return to delay) */
 	__u32 saved_cwnd;	/* competitive window, restored if a probe fails */
 	__u32 probe_cwnd;	/* the window the probe set (less later: a loss cut it);
 				 * after a passed probe, the window it passed with */
@@ -586,15 +587,17 @@ VK_INLINE int vk_plus_standing(const struct vk_params *p, const struct vk_sample
  * no baseRTT, so a baseRTT learned behind a loss-based flow's standing queue
  * does not blind it: that flow must cut on loss and refill, and its sawtooth
  * moves the whole queue, where ours moves at most our own band of alpha..beta
- * packets (docs/DESIGN.md §3.11, "the rise"). 0 turns it off.
+ * packets (docs/DESIGN.md §3.11, "the rise"). 0 turns it off. Armed only once
+ * the low has a whole epoch behind it (rtt_lo[1] set by the epoch's turn):
+ * within the first epoch of a flow, or of a return to delay mode, another
+ * flow's slow start raises the RTT as much (replayed: 37-41% in pairs).
  */
 VK_INLINE int vk_plus_rising(const struct vk_params *p, const struct vk_sample *s,
 			     const struct vk_plus *st)
 {
-	__u32 lo = st->rtt_lo[0];
+	__u32 lo = st->rtt_lo[0] && st->rtt_lo[0] < st->rtt_lo[1] ? st->rtt_lo[0]
+								 : st->rtt_lo[1];
 
-	if (st->rtt_lo[1] && (!lo || st->rtt_lo[1] < lo))
-		lo = st->rtt_lo[1];
 	return p->rise && lo && s->rtt > lo &&
 	       100ull * (s->rtt - lo) >= (__u64)p->rise * lo;
 }
@@ -877,7 +880,8 @@ VK_INLINE void vk_plus_decide(const struct vk_params *p, const struct vk_sample 
 		st->streak = 0;
 		st->epoch_rounds = 0;
 		st->rate_max[0] = st->rate_max[1] = rate;
-		st->rtt_lo[0] = st->rtt_lo[1] = s->rtt;
+		st->rtt_lo[0] = s->rtt;
+		st->rtt_lo[1] = 0;		/* the rise unarmed for an epoch */
 		st->recall = VK_PLUS_RECALL_ROUNDS;
 		st->probe_cwnd = s->cwnd;	/* the window the path looked to carry */
 		d->ssthresh = vk_dec1(s->cwnd);

@@ -4,6 +4,7 @@ detector, the probe, and the whole mode cycle on a fluid model of one
 bottleneck."""
 from __future__ import annotations
 
+from vegaskit import intf
 from vkcore import MODE, RULE, Plus, cbrt, params, plus, plus_cubic_cnt, plus_loss, sample
 
 BASE = 20_000          # us
@@ -463,9 +464,10 @@ def test_fluid_a_reno_flow_is_met_and_its_departure_seen():
 P_RISE = params("VEGAS_PLUS", alpha=3, beta=3, rise=25)
 
 
-def held_band(st: Plus, p, rounds: int = 5) -> None:
+def held_band(st: Plus, p, rounds: int = intf.PLUS_RATE_EPOCH_DEFAULT) -> None:
     """Delay-mode rounds holding 3 packets of ours at a round RTT of 22 ms on the 20 ms
-    baseRTT the flow holds (a base learned behind another flow's queue looks the same)."""
+    baseRTT the flow holds (a base learned behind another flow's queue looks the same);
+    by default a whole rate epoch, which arms the rise."""
     for _ in range(rounds):
         assert decide(st, p, cwnd=33, rtt=22_000).rule == RULE["HOLD"]
 
@@ -486,6 +488,17 @@ def test_a_rise_of_the_round_rtt_over_its_low_means_compete():
     held_band(st, P)
     assert [decide(st, P, cwnd=33, rtt=28_600).rule for _ in range(3)] == [RULE["DEC"]] * 3
     assert st.mode == MODE["DELAY"]
+
+
+def test_the_rise_is_unarmed_until_an_epoch_lies_behind_its_low():
+    """Within a flow's first rate epoch another flow's slow start raises the RTT as much
+    as a loss-based flow's refill (replayed on the pairs' traces: 37-41%): 60 rounds in,
+    the same rise is no sign; from the epoch's turn it is."""
+    st = Plus()
+    held_band(st, P_RISE, rounds=intf.PLUS_RATE_EPOCH_DEFAULT - 4)
+    ds = [decide(st, P_RISE, cwnd=33, rtt=28_600) for _ in range(6)]
+    assert [d.rule for d in ds] == [RULE["DEC"]] * 5 + [RULE["TO_COMPETE_RISE"]]
+    assert (st.rtt_lo[0], st.rtt_lo[1]) == (28_600, 22_000)   # the turn: a new epoch
 
 
 def test_a_fall_or_the_bands_own_wobble_is_no_rise():
@@ -519,9 +532,9 @@ def test_the_rises_low_is_forgotten_with_the_rate_epochs():
         assert decide(st, p, cwnd=33, rtt=25_000).mode == MODE["DELAY"]
     assert st.rtt_lo[0] == st.rtt_lo[1] == 25_000
     assert all(decide(st, p, cwnd=33, rtt=28_000).mode == MODE["DELAY"] for _ in range(6))
-    # a passed probe: its drained round (21.2 ms) is the low of both epochs
+    # a passed probe: its drained round (21.2 ms) is the new low, unarmed for an epoch
     st = passed_probe()
-    assert st.rtt_lo[0] == st.rtt_lo[1] == BASE * 53 // 50
+    assert (st.rtt_lo[0], st.rtt_lo[1]) == (BASE * 53 // 50, 0)
 
 
 def test_the_rise_replay_fires_where_the_core_does():

@@ -18,17 +18,26 @@ def _round(i, rtt_us, rule="hold", mode="delay", cwnd=33):
 
 
 def test_three_rounds_25_percent_over_the_low_fire_once():
+    rounds = [_round(i, 20_000) for i in range(8)] + [_round(8 + i, 25_000) for i in range(6)]
+    n, stretches, (f,) = riseruns.replay(rounds, 25, 8)
+    assert (n, stretches) == (14, 1)
+    assert (f.t, f.rtt_us, f.low_us, f.own_exit) == (pytest.approx(2.0), 25_000, 20_000, None)
+
+
+def test_the_first_epoch_is_unarmed():
+    """Another flow's slow start raises the RTT as much early on: no sign until a whole
+    epoch lies behind the low."""
     rounds = [_round(i, 20_000) for i in range(5)] + [_round(5 + i, 25_000) for i in range(6)]
-    n, stretches, (f,) = riseruns.replay(rounds, 25, 64)
-    assert (n, stretches) == (11, 1)
-    assert (f.t, f.rtt_us, f.low_us, f.own_exit) == (pytest.approx(1.7), 25_000, 20_000, None)
+    assert riseruns.replay(rounds, 25, 64)[2] == []
+    (f,) = riseruns.replay(rounds, 25, 8)[2]       # armed at the 8th round, its third sign
+    assert f.t == pytest.approx(1.9)
 
 
 def test_under_the_threshold_or_a_fall_does_not_fire():
-    under = [_round(i, 20_000) for i in range(5)] + [_round(5 + i, 24_999) for i in range(9)]
-    assert riseruns.replay(under, 25, 64)[2] == []
-    fall = [_round(i, 30_000) for i in range(5)] + [_round(5 + i, 20_000) for i in range(9)]
-    assert riseruns.replay(fall, 25, 64)[2] == []
+    under = [_round(i, 20_000) for i in range(8)] + [_round(8 + i, 24_999) for i in range(9)]
+    assert riseruns.replay(under, 25, 8)[2] == []
+    fall = [_round(i, 30_000) for i in range(8)] + [_round(8 + i, 20_000) for i in range(9)]
+    assert riseruns.replay(fall, 25, 8)[2] == []
 
 
 def test_two_epochs_forget_the_low():
@@ -37,7 +46,7 @@ def test_two_epochs_forget_the_low():
     rounds = ([_round(i, 20_000) for i in range(3)] + [_round(3 + i, 22_500) for i in range(16)]
               + [_round(19 + i, 27_000) for i in range(5)])
     assert riseruns.replay(rounds, 25, 8)[2] == []
-    assert len(riseruns.replay(rounds, 25, 64)[2]) == 1
+    assert len(riseruns.replay(rounds, 25, 16)[2]) == 1     # 20 ms still within two
 
 
 def test_slow_start_compete_and_thin_rounds_are_not_replayed():
@@ -48,14 +57,18 @@ def test_slow_start_compete_and_thin_rounds_are_not_replayed():
 
 
 def test_the_runs_own_exit_ends_the_stretch_and_a_passed_probe_starts_a_fresh_low():
-    rounds = ([_round(i, 20_000) for i in range(3)] + [_round(3 + i, 30_000) for i in range(2)]
-              + [_round(5, 30_000, rule="to_compete_delay", mode="compete")]
-              + [_round(6, 30_000, rule="compete", mode="compete")]
-              + [_round(7, 30_000, rule="to_delay")]
-              + [_round(8 + i, 30_000) for i in range(5)])
-    n, stretches, (f,) = riseruns.replay(rounds, 25, 64)
-    assert (n, stretches) == (11, 2)        # the fresh low is the probe's 30 ms: no rise
-    assert f.t == pytest.approx(1.5) and f.own_exit == pytest.approx(1.5)
+    rounds = ([_round(i, 20_000) for i in range(8)] + [_round(8 + i, 30_000) for i in range(2)]
+              + [_round(10, 30_000, rule="to_compete_delay", mode="compete")]
+              + [_round(11, 30_000, rule="compete", mode="compete")]
+              + [_round(12, 24_000, rule="to_delay")]
+              + [_round(13 + i, 24_000) for i in range(7)]       # an epoch at the fresh low
+              + [_round(20 + i, 30_000) for i in range(5)])
+    n, stretches, firings = riseruns.replay(rounds, 25, 8)
+    assert (n, stretches) == (23, 2)
+    assert [(round(f.t, 1), f.low_us) for f in firings] == [(2.0, 20_000), (3.2, 24_000)]
+    assert firings[0].own_exit == pytest.approx(2.0) and firings[1].own_exit is None
+    # the same after the probe with its epoch unfinished: no sign
+    assert len(riseruns.replay(rounds[:13] + rounds[-5:], 25, 8)[2]) == 1
 
 
 def _traced(tmp_path, rounds):
@@ -73,10 +86,10 @@ def _traced(tmp_path, rounds):
 
 
 def test_the_command_tabulates_each_traced_flow(tmp_path, capsys):
-    rounds = [_round(i, 20_000) for i in range(5)] + [_round(5 + i, 25_000) for i in range(6)]
-    assert riseruns.main([str(_traced(tmp_path, rounds))]) == 0
+    rounds = [_round(i, 20_000) for i in range(8)] + [_round(8 + i, 25_000) for i in range(6)]
+    assert riseruns.main([str(_traced(tmp_path, rounds)), "--rate-epoch", "8"]) == 0
     row = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| vp_cubic")]
-    assert row == ["| vp_cubic_100M20/full/vegas_plus/rep0 | 1 | 11 | 1 | 1 | 1.70 | 33 | "
+    assert row == ["| vp_cubic_100M20/full/vegas_plus/rep0 | 1 | 14 | 1 | 1 | 2.00 | 33 | "
                    "25.0 / 20.0 | never |"]
 
 

@@ -9,8 +9,9 @@ delay mode, `to_compete*` or `recall`; slow start's rounds and those with too fe
 samples do not count, as in the controller): the low is the least round RTT of this
 rate epoch and the last, an epoch being --rate-epoch such rounds; a round whose RTT
 stands --rise percent or more above the low is a sign, and 3 in a row
-(VK_PLUS_DETECT_ROUNDS) fire. A `to_delay` (a probe that passed) starts the low afresh
-from its own round. The controller counts the rise together with its other signs; here
+(VK_PLUS_DETECT_ROUNDS) fire. The sign is armed once a whole epoch lies behind the low:
+not in a flow's first epoch, nor in the first after a `to_delay` (a probe that passed),
+which starts the low afresh from its own round. The controller counts the rise together with its other signs; here
 it is replayed alone, so a firing is the rise's own.
 
 A stretch is the rounds from the flow's start, or from a `to_delay`, to the round the run
@@ -61,7 +62,7 @@ def replay(decisions: list[dict], rise: int, rate_epoch: int) -> tuple[int, int,
     for r in decisions:
         rule, rtt = r["rule"], int(r["rtt_us"])
         if rule == "to_delay":
-            lo, epoch_rounds, streak = [rtt, rtt], 0, 0
+            lo, epoch_rounds, streak = [rtt, 0], 0, 0       # unarmed for an epoch
             stretches += 1
             following = True
             continue
@@ -73,8 +74,8 @@ def replay(decisions: list[dict], rise: int, rate_epoch: int) -> tuple[int, int,
         epoch_rounds += 1
         if epoch_rounds >= rate_epoch:
             lo, epoch_rounds = [rtt, lo[0]], 0
-        low = min(x for x in lo if x)
-        rising = rise and rtt > low and 100 * (rtt - low) >= rise * low
+        low = min(lo) if lo[1] else 0                       # armed: an epoch behind it
+        rising = rise and low and rtt > low and 100 * (rtt - low) >= rise * low
         streak = streak + 1 if rising else 0
         if streak == DETECT_ROUNDS and pending is None:
             pending = (float(r["time_s"]), int(r["cwnd"]), rtt, low)

@@ -194,7 +194,8 @@ clean:
 # Other kernels, each booted under qemu (TCG) by virtme-ng with this host's root fs:
 # KERNEL=bookworm|backports|host|linux-image-... (several: KERNEL="bookworm host";
 # default: bookworm's 6.1, bookworm-backports' 6.12 and the running kernel's features).
-# VM_TESTS= pytest arguments (default: unit tests, the feature probe, test_vegasctl.py);
+# VM_TESTS= pytest arguments (default: the core's tests, the feature probe, test_vegasctl.py and the
+# other kernel tests that fit TCG: tools/vegaskit/cli/vm_test.py SMOKE);
 # VM_TIMEOUT= seconds per kernel. Writes results/kernels/report.md.
 # make deps-vm installs qemu, busybox and virtme-ng, only for this target.
 KERNEL     ?=

@@ -36,3 +36,12 @@ def test_a_rerender_takes_jain_from_the_runners_summary(tmp_path):
     figs = report.figures_of(tmp_path, None, "pair")
     assert figs == {"share": 1.0, "jain": 0.9773}
     assert json.loads((tmp_path / "figures.json").read_text()) == figs
+    # leave's Jain is its competition's, kept in figures.json
+    (tmp_path / "figures.json").write_text(json.dumps({"share": 1.0, "jain": 0.5}))
+    assert report.figures_of(tmp_path, None, "leave")["jain"] == 0.5
+
+
+def test_a_pair_in_which_no_flow_sent_is_said_so_not_never():
+    figs = {("pair", "10M80", "vegas_plus"): [{"jain": 1.0}] * 5 + [{"jain": None}]}
+    (row,) = [r for r in report.table(figs, "10M80") if r.startswith("| 2 flows")]
+    assert "| no flow sent in 1/6 |" in row and row.endswith("| not met (5/6) |")

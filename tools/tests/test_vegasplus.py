@@ -113,3 +113,29 @@ def test_the_start_order_cases_run_only_when_named_and_fix_the_order():
             assert ours_at <= ours.start <= ours_at + cases.START_JITTER_S
             assert theirs_at <= theirs.start <= theirs_at + cases.START_JITTER_S
             assert theirs.cc == key.split("_")[0]
+
+
+def _run(tmp_path, jain, rates, end_s=10.0):
+    """A run of 10 s whose flows sent `rates` (bit/s, flow 1 first) in each 1 s interval;
+    summary.json's Jain is `jain` (the runner's, each flow's own second half)."""
+    import json
+    flows = [{"flow": i + 1, "end_s": end_s if i else 10.0, "retransmits": 0}
+             for i in range(len(rates))]
+    (tmp_path / "summary.json").write_text(json.dumps(
+        {"duration_s": 10.0, "flows": flows, "jain": jain, "utilisation": 0.99}))
+    (tmp_path / "queue.csv").write_text("t_s,qlen_pkts\n0,3\n")
+    rows = ["flow,t0_s,t1_s,bytes,retransmits"] + [
+        f"{i + 1},{t},{t + 1},{r / 8:.0f},0" for i, r in enumerate(rates) for t in range(10)]
+    (tmp_path / "flows.csv").write_text("\n".join(rows) + "\n")
+    return tmp_path
+
+
+def test_jain_is_the_runners_and_leaves_is_its_competitions(tmp_path):
+    net = cases.NETS["10M20"]
+    figs = measure.figures(_run(tmp_path, 0.9, [6e6, 2e6]), net, "pair")
+    assert figs["jain"] == 0.9 and figs["share"] == pytest.approx(1.5)
+    # leave: both flows over the competition's second half, not summary.json's
+    figs = measure.figures(_run(tmp_path, 0.9, [6e6, 2e6], end_s=4.0), net, "leave")
+    assert figs["jain"] == pytest.approx(0.8)
+    assert "jain" not in measure.figures(_run(tmp_path, None, [6e6]), net, "reno")
+    assert measure.figures(_run(tmp_path, None, [0, 0]), net, "pair")["jain"] is None

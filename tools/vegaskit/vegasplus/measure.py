@@ -149,12 +149,13 @@ def recovery_s(steps: list[tuple[float, int]], left_at: float, end: float) -> fl
     return None if k == len(wins) else k * WINDOW_S
 
 
-def from_summary(rundir: Path) -> dict:
+def from_summary(rundir: Path, case_key: str) -> dict:
     """The figures the testbed's runner already wrote to summary.json, taken as they are
     so that this report and the case's own report.md show one number: Jain's index over
-    each flow's own second half (docs/DESIGN.md §6)."""
+    each flow's own second half (docs/DESIGN.md §6; None where no flow sent then). Not for
+    `leave`, whose figures are the competition's second half (figures() has its own)."""
     sm = json.loads((rundir / "summary.json").read_text())
-    return {"jain": sm["jain"]} if len(sm["flows"]) > 1 else {}
+    return {"jain": sm["jain"]} if len(sm["flows"]) > 1 and case_key != "leave" else {}
 
 
 def figures(rundir: Path, net: Net, case_key: str) -> dict:
@@ -177,7 +178,9 @@ def figures(rundir: Path, net: Net, case_key: str) -> dict:
     if len(rates) > 1:
         fair = sum(rates.values()) / len(rates)
         out["share"] = ours / fair if fair else 0.0
-    out.update(from_summary(rundir))
+        if case_key == "leave":
+            out["jain"] = metrics.jain_index(list(rates.values())) if fair else None
+    out.update(from_summary(rundir, case_key))
     if case_key == "alone":
         out["utilisation"] = float(sm["utilisation"])
         out["retx_second_half"] = retransmits(rundir, 1, d / 2)

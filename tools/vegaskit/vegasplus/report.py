@@ -25,6 +25,7 @@ class Row:
     unit: str
     goal: str              # as issue 17 states it; "" for "report"
     meets: Callable[[float], bool] | None = None
+    missing: str = "never"  # what a repetition without the figure (None) means
 
 
 ROWS = (
@@ -52,7 +53,7 @@ ROWS = (
     Row("leave", "queue_after_pkts", "cubic left: mean queue from 5 s after to the end", "pkts",
         f"≤ {measure.BAND_PKTS}", lambda x: x <= measure.BAND_PKTS),
     Row("pair", "jain", "2 flows of the controller: Jain's index, second half", "", "≥ 0.98",
-        lambda x: x >= 0.98),
+        lambda x: x >= 0.98, missing="no flow sent"),
     Row("bbr", "share", "against 1 bbr: share of the fair share", "", "report"),
     # the start order fixed (cases.py: run only when named)
     Row("cubic_ahead", "share", "against 1 cubic that starts 2 s before it: share of the "
@@ -74,7 +75,7 @@ def figures_of(rundir: Path, net, case_key: str) -> dict:
     if (rundir / "queue.csv").exists():
         figs = measure.figures(rundir, net, case_key)
     else:
-        figs = json.loads(kept.read_text()) | measure.from_summary(rundir)
+        figs = json.loads(kept.read_text()) | measure.from_summary(rundir, case_key)
     kept.write_text(json.dumps(figs, indent=1) + "\n")
     return figs
 
@@ -99,11 +100,11 @@ def collect(base: Path) -> dict[tuple[str, str, str], list[dict]]:
     return out
 
 
-def _cell(xs: list[float | None]) -> str:
+def _cell(xs: list[float | None], missing: str = "never") -> str:
     if not xs:
         return "not run"
     if any(x is None for x in xs):
-        return f"never in {sum(x is None for x in xs)}/{len(xs)}"
+        return f"{missing} in {sum(x is None for x in xs)}/{len(xs)}"
     med = statistics.median(xs)
     if len(xs) < 2:
         return f"{med:.3g} (1)"
@@ -133,7 +134,7 @@ def table(figs: dict, net: str) -> list[str]:
         verdict = "; ".join([_verdict(row, vals["vegas_plus"])] + [
             f"{k}: {v}" for k in ablations if (v := _verdict(row, vals[k]))])
         out.append(f"| {row.what}{unit} | {row.goal or 'report'} | "
-                   + " | ".join(_cell(vals[cc]) for cc in ccs) + f" | {verdict} |")
+                   + " | ".join(_cell(vals[cc], row.missing) for cc in ccs) + f" | {verdict} |")
     return out
 
 

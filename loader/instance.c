@@ -119,13 +119,17 @@ static int mkdir_private(const char *path, char *err)
 	return vk_pin_dir_check(path, err);
 }
 
-/* Remove the shared pins and the root once no instance is left. */
-static void prune_root(void)
+/*
+ * Remove the shared pins and the root once no instance is left: after an unload or a
+ * failed load, and before a load (orphans). `who` names the pause point, as tests stop
+ * it there (VEGASCTL_PAUSE_AT).
+ */
+static void prune_root(const char *who)
 {
 	if (rmdir(VK_PIN_CC) && errno != ENOENT)
 		return;		/* still has instances */
-	/* Without the lock (env.c) a load here would reuse pins about to go. */
-	vk_pause_point("unload:pruning");
+	/* Without the lock (env.c) another load here would reuse pins about to go. */
+	vk_pause_point(who);
 	for (size_t i = 0; i < sizeof(vk_shared_pins) / sizeof(vk_shared_pins[0]); i++)
 		unlink(vk_shared_pins[i]);
 	rmdir(VK_PIN_SHARED);
@@ -135,9 +139,10 @@ static void prune_root(void)
 /*
  * Remove what an instance pinned besides its link (params, a params_new
  * left by an interrupted replace), then its directory and, if it was the
- * last, the root. Returns rmdir's result, errno intact.
+ * last, the root (who: the pause point, prune_root). Returns rmdir's result, errno
+ * intact.
  */
-static int remove_pins(const char *name, const char *dir)
+static int remove_pins(const char *name, const char *dir, const char *who)
 {
 	char pin[PIN_PATH_MAX];
 	int ret, e;
@@ -152,7 +157,7 @@ static int remove_pins(const char *name, const char *dir)
 	unlink(pin);
 	ret = rmdir(dir);
 	e = errno;
-	prune_root();
+	prune_root(who);
 	errno = e;
 	return ret;
 }
@@ -454,7 +459,7 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 
 	/* Shared pins with no instance left (an unload killed before its prune, or
 	 * another version's) are orphans: go before this load reuses or refuses them. */
-	prune_root();
+	prune_root("load:pruning");
 	if (mkdir_private(VK_PIN_ROOT, err) || mkdir_private(VK_PIN_CC, err) ||
 	    mkdir_private(VK_PIN_SHARED, err))
 		return -1;
@@ -464,7 +469,7 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 			already_loaded(name, err);
 		else
 			vk_err(err, "cannot create %s: %s", dir, strerror(errno));
-		prune_root();
+		prune_root("load:pruning");
 		return -1;
 	}
 	obj = prepare(v, name, p, by_map, &om, &pm, err);
@@ -482,7 +487,7 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 	ret = register_map(name, om, err);
 out:
 	if (ret)
-		remove_pins(name, dir);
+		remove_pins(name, dir, "load:pruning");
 	bpf_object__close(obj);
 	return ret;
 }
@@ -705,7 +710,7 @@ int vk_instance_unload(const char *name, char *err)
 	if (unregister_map(name, err))
 		return -1;
 	vk_crash_point("unload:link-unpinned");
-	if (remove_pins(name, dir))
+	if (remove_pins(name, dir, "unload:pruning"))
 		return vk_err(err, "cannot remove %s: %s", dir, strerror(errno));
 	if (!wait_unregistered(name))
 		return vk_err(err, "'%s' unpinned but the kernel still lists it after 3 s", name);

@@ -505,8 +505,9 @@ def test_a_fall_or_the_bands_own_wobble_is_no_rise():
     """The RTT falling (a competitor leaving) never counts, nor does our own band moving
     the queue by a packet or two: 200 rounds between 3 and 5 packets of ours."""
     st = Plus()
+    held_band(st, P_RISE, rounds=intf.PLUS_RATE_EPOCH_DEFAULT - 6)
     for _ in range(5):
-        decide(st, P_RISE, cwnd=33, rtt=28_600)     # a queue that then drains
+        decide(st, P_RISE, cwnd=33, rtt=26_000)     # a queue, no rise yet, that drains
     ds = [decide(st, P_RISE, cwnd=33, rtt=22_000) for _ in range(5)]
     assert all(d.mode == MODE["DELAY"] for d in ds)
     st = Plus()
@@ -540,29 +541,31 @@ def test_the_rises_low_is_forgotten_with_the_rate_epochs():
 def test_the_rise_replay_fires_where_the_core_does():
     """vegaskit.analysis.riseruns replays the rise on traced rounds; here it reads the
     core's own records of 40 random walks of the round RTT (22-29.9 ms on a 20 ms base,
-    where neither other sign can fire) and must fire at the round the core went to
-    competitive mode by the rise, and not where the core did not."""
+    where neither other sign can fire), each 600 rounds of 25 ms through competitive
+    mode, its probes and returns to delay mode (which start the low afresh, unarmed for
+    an epoch): the replay must fire exactly at the rounds the core left delay mode, by
+    the rise or by a recall the rise made."""
     import random
 
     from vegaskit.analysis import riseruns
     name = {v: k.lower() for k, v in RULE.items()}
-    p = params("VEGAS_PLUS", alpha=3, beta=3, rise=25, rate_epoch=8, foreign_max=1000)
-    fired = 0
+    mode = {v: k.lower() for k, v in MODE.items()}
+    p = params("VEGAS_PLUS", alpha=3, beta=3, rise=25, rate_epoch=16, foreign_max=1000)
+    seen = {"to_compete_rise": 0, "recall": 0, "to_delay": 0}
     for seed in range(40):
         rng, st, rtt, records = random.Random(seed), Plus(), 22_000, []
-        for i in range(200):
-            rtt = min(29_900, max(22_000, rtt + rng.choice((-1500, -500, 0, 500, 1500))))
-            d = decide(st, p, cwnd=33, rtt=rtt)
+        for i in range(600):
+            if st.mode == MODE["DELAY"]:
+                rtt = min(29_900, max(22_000, rtt + rng.choice((-1500, -500, 0, 500, 1500))))
+            else:               # competing: a queue; probing: drained to our own band
+                rtt = 26_000 if st.mode == MODE["COMPETE"] else 22_000
+            d = decide(st, p, cwnd=33, rtt=rtt, now_ms=25 * i)
             records.append({"time_s": float(i), "rule": name[d.rule], "cwnd": 33,
-                            "mode": "delay" if d.mode == MODE["DELAY"] else "compete",
-                            "rtt_us": rtt})
-            if d.mode != MODE["DELAY"]:
-                assert d.rule == RULE["TO_COMPETE_RISE"]
-                break
-        firings = riseruns.replay(records, 25, 8)[2]
-        if st.mode == MODE["DELAY"]:
-            assert firings == [], seed
-        else:
-            fired += 1
-            assert [(f.t, f.own_exit) for f in firings] == [(i, i)], seed
-    assert 10 <= fired <= 30, fired  # both outcomes are exercised
+                            "mode": mode[d.mode], "rtt_us": rtt})
+            if name[d.rule] in seen:
+                seen[name[d.rule]] += 1
+        entries = [r["time_s"] for r in records if r["rule"] in riseruns.ENTRIES]
+        assert {r["rule"] for r in records} & {"to_compete", "to_compete_delay"} == set()
+        firings = riseruns.replay(records, 25, 16)[2]
+        assert [(f.t, f.own_exit) for f in firings] == [(t, t) for t in entries], seed
+    assert min(seen.values()) >= 20, seen       # every path is exercised

@@ -67,8 +67,10 @@ def test_the_runs_own_exit_ends_the_stretch_and_a_passed_probe_starts_a_fresh_lo
     assert (n, stretches) == (23, 2)
     assert [(round(f.t, 1), f.low_us) for f in firings] == [(2.0, 20_000), (3.2, 24_000)]
     assert firings[0].own_exit == pytest.approx(2.0) and firings[1].own_exit is None
-    # the same after the probe with its epoch unfinished: no sign
-    assert len(riseruns.replay(rounds[:13] + rounds[-5:], 25, 8)[2]) == 1
+    # the probe's epoch unfinished (7 rounds at 30 ms, the 8th turns it): no sign, as
+    # the probe restarted the count; without that restart the old count would have armed it
+    assert len(riseruns.replay(rounds[:13] + [_round(13 + i, 30_000) for i in range(7)],
+                               25, 8)[2]) == 1
 
 
 def _traced(tmp_path, rounds):
@@ -111,5 +113,23 @@ def test_a_directory_without_a_traced_run_or_a_column_is_one_line(tmp_path, caps
     root = _traced(tmp_path, [{k: v for k, v in _round(i, 20_000).items() if k != "rtt_us"}
                               for i in range(4)])
     assert riseruns.main([str(root)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert "left out: trace.csv has no column 'rtt_us'" in err[0]
+    assert "no traced repetition" in err[1] and len(err) == 2
+
+
+def test_a_trace_that_lost_records_is_left_out(tmp_path, capsys):
+    root = _traced(tmp_path, [_round(i, 20_000) for i in range(4)])
+    summary = root / "vp_cubic_100M20" / "full" / "vegas_plus" / "rep0" / "summary.json"
+    summary.write_text(json.dumps({"t0_monotonic": 500.0, "trace_lost": 7}))
+    assert riseruns.main([str(root)]) == 1
+    assert "left out: its trace lost 7 records" in capsys.readouterr().err
+
+
+def test_an_unreadable_trace_is_one_line_not_a_traceback(tmp_path, capsys):
+    root = _traced(tmp_path, [_round(i, 20_000) for i in range(4)])
+    trace = root / "vp_cubic_100M20" / "full" / "vegas_plus" / "rep0" / "trace.csv"
+    trace.write_text(trace.read_text() + '"' + "x" * 200_000 + '"\n')
+    assert riseruns.main([str(root)]) == 1
     err = capsys.readouterr().err
-    assert "trace.csv has no column 'rtt_us'" in err and err.count("\n") == 1
+    assert "unreadable" in err and err.count("\n") == 1

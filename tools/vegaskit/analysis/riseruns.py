@@ -16,7 +16,15 @@ it is replayed alone, so a firing is the rise's own.
 
 A stretch is the rounds from the flow's start, or from a `to_delay`, to the round the run
 left delay mode (or the end): past that round the run did not follow delay mode, so the
-replay stops until the next `to_delay`. Each stretch fires at most once.
+replay stops until the next `to_delay`. Each stretch fires at most once. One --rise and
+--rate-epoch for every trace: what vp_rise would do on those rounds, whatever the run's
+own parameters were (vp_rate_long ran with epochs of 512).
+
+Limits: the controller also forgets the low where it resets a socket's state in delay
+mode (idle_relearn, on a restart after idle), which writes no record, so the replay
+cannot see it (no committed bulk run idles). A repetition whose trace lost records
+(summary.json's trace_lost) is left out, with a line on stderr: a lost round would shift
+the epochs.
 
 Every trace.csv under the directory given is read, with the summary.json beside it
 (the clock's origin): one row per vegas_plus flow with its delay-mode rounds, its
@@ -27,6 +35,7 @@ false alarm.
 """
 from __future__ import annotations
 
+import csv
 import json
 import sys
 from dataclasses import dataclass
@@ -41,6 +50,10 @@ from .records import read_csv
 DETECT_ROUNDS = 3           # VK_PLUS_DETECT_ROUNDS, bpf/vk_core.h
 DEFAULT_RISE = 25           # the ablation vp_rise's (vegasplus/cases.py)
 COLUMNS = ("time_s", "type", "ca", "dport", "rule", "mode", "cwnd", "rtt_us")
+
+
+class Unfit(Exception):
+    """A repetition the replay cannot read: left out, with its reason."""
 
 
 @dataclass(frozen=True)
@@ -91,12 +104,15 @@ def replay(decisions: list[dict], rise: int, rate_epoch: int) -> tuple[int, int,
 
 
 def read_rep(rep: Path, rise: int, rate_epoch: int) -> list[dict]:
-    """Each vegas_plus flow of one traced repetition. Raises KeyError naming a column
-    the trace lacks."""
-    t0 = float(json.loads((rep / "summary.json").read_text())["t0_monotonic"])
+    """Each vegas_plus flow of one traced repetition. Raises Unfit for a trace the
+    replay cannot read."""
+    sm = json.loads((rep / "summary.json").read_text())
+    t0 = float(sm["t0_monotonic"])
+    if sm.get("trace_lost"):
+        raise Unfit(f"its trace lost {sm['trace_lost']} records")
     rows = read_csv(rep / "trace.csv")
     if rows and (missing := [c for c in COLUMNS if c not in rows[0]]):
-        raise KeyError(f"trace.csv has no column {missing[0]!r}")
+        raise Unfit(f"trace.csv has no column {missing[0]!r}")
     out = []
     for flow, decisions in sorted(plus_decisions(rows).items()):
         for r in decisions:
@@ -158,7 +174,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         try:
             flows = read_rep(rep, a.rise, a.rate_epoch)
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except Unfit as e:
+            print(f"riseruns: {rep}: left out: {e}", file=sys.stderr)
+            continue
+        except (OSError, ValueError, KeyError, TypeError, csv.Error) as e:
             print(f"riseruns: {rep}: unreadable ({type(e).__name__}: {e})", file=sys.stderr)
             return 1
         rows += [(str(rep.relative_to(a.root)), f) for f in flows]

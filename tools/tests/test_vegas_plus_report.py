@@ -34,7 +34,7 @@ def test_a_rerender_takes_jain_from_the_runners_summary(tmp_path):
     (tmp_path / "summary.json").write_text(json.dumps({"jain": 0.9773, "flows": [{}, {}]}))
     (tmp_path / "figures.json").write_text(json.dumps({"share": 1.0, "jain": 0.978}))
     figs = report.figures_of(tmp_path, None, "pair")
-    assert figs == {"share": 1.0, "jain": 0.9773}
+    assert figs == {"share": 1.0, "jain": 0.9773, "late_1ms": None}
     assert json.loads((tmp_path / "figures.json").read_text()) == figs
     # leave's Jain is its competition's, kept in figures.json
     (tmp_path / "figures.json").write_text(json.dumps({"share": 1.0, "jain": 0.5}))
@@ -45,3 +45,11 @@ def test_a_pair_in_which_no_flow_sent_is_said_so_not_never():
     figs = {("pair", "10M80", "vegas_plus"): [{"jain": 1.0}] * 5 + [{"jain": None}]}
     (row,) = [r for r in report.table(figs, "10M80") if r.startswith("| 2 flows")]
     assert "| no flow sent in 1/6 |" in row and row.endswith("| not met (5/6) |")
+
+
+def test_the_emulators_lateness_row_pools_every_case():
+    figs = {("cubic", "10M80", "vegas_plus"): [{"share": 1.0, "late_1ms": 3}] * 6,
+            ("pair", "10M80", "vegas_plus"): [{"jain": 1.0, "late_1ms": 900}] * 6,
+            ("cubic", "10M80", "cubic"): [{"share": 1.0, "late_1ms": None}] * 6}
+    (row,) = [r for r in report.table(figs, "10M80") if r.startswith("| link emulator")]
+    assert "| 452 [3, 900] (12) |" in row and "| not counted in 6/6 |" in row

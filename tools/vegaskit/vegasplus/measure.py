@@ -152,10 +152,16 @@ def recovery_s(steps: list[tuple[float, int]], left_at: float, end: float) -> fl
 def from_summary(rundir: Path, case_key: str) -> dict:
     """The figures the testbed's runner already wrote to summary.json, taken as they are
     so that this report and the case's own report.md show one number: Jain's index over
-    each flow's own second half (docs/DESIGN.md §6; None where no flow sent then). Not for
-    `leave`, whose figures are the competition's second half (figures() has its own)."""
+    each flow's own second half (docs/DESIGN.md §6; None where no flow sent then; not for
+    `leave`, whose figures are the competition's second half: figures() has its own), and
+    the emulator's releases 1 ms or more late (None: a run from before they were counted)."""
     sm = json.loads((rundir / "summary.json").read_text())
-    return {"jain": sm["jain"]} if len(sm["flows"]) > 1 and case_key != "leave" else {}
+    # how far the link emulator fell behind (§7.1): a loaded host delays releases, and a
+    # delay-based rule reads that as queue
+    out = {"late_1ms": sm.get("emulator_late_1ms")}
+    if len(sm["flows"]) > 1 and case_key != "leave":
+        out["jain"] = sm["jain"]
+    return out
 
 
 def figures(rundir: Path, net: Net, case_key: str) -> dict:

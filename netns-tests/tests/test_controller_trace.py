@@ -292,8 +292,9 @@ def rtt_noise_pkts(recs: list[dict], late: list[float]) -> tuple[list[float], in
     the window, so that the queue had settled before either round (two holds
     leave the first round's average with samples from before the change). Pairs
     whose two rounds saw the link emulator release a packet 1 ms or more late are
-    the testbed's noise, not the host's, and are left out (returned: how many):
-    on a loaded host of this kind they were 18% of pairs (CI, 2026-11-29)."""
+    the testbed's noise, not the host's, and are left out (returned: how many).
+    Counted with them, a CI run on a machine of this kind whose emulator is often
+    late had 34 of 187 pairs crossing the band (2026-11-29, docs/DESIGN.md §3.10)."""
     ca = [r for r in recs if r["rule"] in CA_RULES]
     out, emulator = [], 0
     for i in range(3, len(ca)):

@@ -520,7 +520,6 @@ struct vk_plus {
 	__u8 recall;		/* delay mode: rounds left to undo the last passed probe */
 };
 
-#define VK_PLUS_DETECT_ROUNDS	3	/* a sign held this long: a competitor */
 #define VK_PLUS_PROBE_SHIFT	11	/* probe every 2^11 ms = 2.048 s of the host clock */
 #define VK_PLUS_PROBE_ROUNDS	2	/* a round to drain, a round to measure */
 #define VK_PLUS_RECALL_ROUNDS	64	/* a passed probe can be undone this long */

@@ -131,6 +131,10 @@ enum vk_plus_ss {
 #define VK_PLUS_RATE_EPOCH_MIN		8
 #define VK_PLUS_RATE_EPOCH_MAX		4096
 
+/* vegas_plus: a sign of a competitor held this many delay-mode rounds in a row is one
+ * (docs/DESIGN.md §3.11); analysis.riseruns replays the rule with it */
+#define VK_PLUS_DETECT_ROUNDS		3
+
 /*
  * Parameters of one registered controller instance. Lives in the object's
  * ".data.params" map (one element), pinned so that `vegasctl set` can retune a

@@ -85,6 +85,8 @@ def generate(header: str) -> str:
         f"PLUS_RATE_EPOCH_DEFAULT = {define(header, 'VK_PLUS_RATE_EPOCH_DEFAULT')}",
         f"PLUS_RATE_EPOCH_MIN = {define(header, 'VK_PLUS_RATE_EPOCH_MIN')}",
         f"PLUS_RATE_EPOCH_MAX = {define(header, 'VK_PLUS_RATE_EPOCH_MAX')}",
+        "# vegas_plus: rounds in a row a sign of a competitor must hold",
+        f"PLUS_DETECT_ROUNDS = {define(header, 'VK_PLUS_DETECT_ROUNDS')}",
         "",
     ])
 

@@ -3,13 +3,11 @@
 own shedding would drain it."""
 from __future__ import annotations
 
-import csv
-import json
 
 import pytest
 
 from vegaskit.analysis import decruns
-from vegaskit.testbed.runner import BASE_PORT
+from vegaskit.testing.traced import write_rep
 
 BASE_US, PKT_US, K = 80_000, 100, 16     # a packet's time at the flow's rate: rtt/cwnd
 
@@ -57,17 +55,7 @@ def test_rounds_that_do_not_send_their_window_do_not_fire():
 
 
 def _traced(tmp_path, rounds):
-    rep = tmp_path / "vp_reno_100M80" / "full" / "vegas_plus" / "rep0"
-    rep.mkdir(parents=True)
-    cols = ["time_s", "type", "ca", "dport", *rounds[0].keys() - {"time_s"}]
-    with open(rep / "trace.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, cols)
-        w.writeheader()
-        for r in rounds:
-            w.writerow({**r, "time_s": 500 + r["time_s"], "type": "decision",
-                        "ca": "bpf_vegas_plus", "dport": BASE_PORT + 1})
-    (rep / "summary.json").write_text(json.dumps({"t0_monotonic": 500.0}))
-    return tmp_path
+    return write_rep(tmp_path, "vp_reno_100M80", rounds)
 
 
 def test_the_command_tabulates_each_traced_flow(tmp_path, capsys):
@@ -121,3 +109,18 @@ def test_a_summary_that_is_not_a_run_s_is_one_line(tmp_path, capsys):
     assert decruns.main([str(root)]) == 1
     err = capsys.readouterr().err
     assert "unreadable (TypeError" in err and err.count("\n") == 1
+
+
+def test_a_usage_error_is_one_line(capsys):
+    assert decruns.main(["--k", "x", "."]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("decruns: ") and "invalid int value" in err and err.count("\n") == 1
+
+
+def test_a_trace_that_lost_records_is_left_out(tmp_path, capsys):
+    # a lost round would join two runs of dec into one
+    root = _traced(tmp_path, [_round(i, 40) for i in range(K)])
+    summary = root / "vp_reno_100M80" / "full" / "vegas_plus" / "rep0" / "summary.json"
+    summary.write_text('{"t0_monotonic": 500.0, "trace_lost": 3}')
+    assert decruns.main([str(root)]) == 1
+    assert "left out: its trace lost 3 records" in capsys.readouterr().err

@@ -3,13 +3,12 @@ third sign, alone, on each flow's delay-mode rounds. bpf/tests/test_plus_core.py
 the replay against the core itself."""
 from __future__ import annotations
 
-import csv
 import json
 
 import pytest
 
 from vegaskit.analysis import riseruns
-from vegaskit.testbed.runner import BASE_PORT
+from vegaskit.testing.traced import write_rep
 
 
 def _round(i, rtt_us, rule="hold", mode="delay", cwnd=33):
@@ -49,6 +48,14 @@ def test_two_epochs_forget_the_low():
     assert len(riseruns.replay(rounds, 25, 16)[2]) == 1     # 20 ms still within two
 
 
+def test_a_sign_held_longer_fires_later_or_not_at_all():
+    """--rounds: 6 rising rounds at 25 ms fire at the controller's 3 and at 6, not at 7."""
+    rounds = [_round(i, 20_000) for i in range(8)] + [_round(8 + i, 25_000) for i in range(6)]
+    assert [f.t for f in riseruns.replay(rounds, 25, 8)[2]] == [pytest.approx(1.0 + 0.1 * 10)]
+    assert [f.t for f in riseruns.replay(rounds, 25, 8, 6)[2]] == [pytest.approx(1.0 + 0.1 * 13)]
+    assert riseruns.replay(rounds, 25, 8, 7)[2] == []
+
+
 def test_slow_start_compete_and_thin_rounds_are_not_replayed():
     rounds = ([_round(0, 20_000, rule="ss_grow")] + [_round(1, 20_000)]
               + [_round(2 + i, 40_000, rule="reno") for i in range(3)]
@@ -74,17 +81,7 @@ def test_the_runs_own_exit_ends_the_stretch_and_a_passed_probe_starts_a_fresh_lo
 
 
 def _traced(tmp_path, rounds):
-    rep = tmp_path / "vp_cubic_100M20" / "full" / "vegas_plus" / "rep0"
-    rep.mkdir(parents=True)
-    cols = ["time_s", "type", "ca", "dport", *rounds[0].keys() - {"time_s"}]
-    with open(rep / "trace.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, cols)
-        w.writeheader()
-        for r in rounds:
-            w.writerow({**r, "time_s": 500 + r["time_s"], "type": "decision",
-                        "ca": "bpf_vegas_plus", "dport": BASE_PORT + 1})
-    (rep / "summary.json").write_text(json.dumps({"t0_monotonic": 500.0}))
-    return tmp_path
+    return write_rep(tmp_path, "vp_cubic_100M20", rounds)
 
 
 def test_the_command_tabulates_each_traced_flow(tmp_path, capsys):
@@ -100,6 +97,7 @@ def test_the_command_tabulates_each_traced_flow(tmp_path, capsys):
     (["--rise", "0", "."], 2, "must be 1 to 1000 percent"),
     (["--rate-epoch", "7", "."], 2, "must be 8 to 4096 rounds"),
     (["--rise", "x", "."], 2, "invalid int value"),
+    (["--rounds", "0", "."], 2, "must be 1 to 255"),
 ])
 def test_bad_input_is_one_line_and_an_exit_code(args, rc, msg, capsys):
     assert riseruns.main(args) == rc

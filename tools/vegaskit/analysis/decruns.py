@@ -24,7 +24,7 @@ first such window.
 beta is the decision record's (vegas_plus's records carry it since commit 78e0af3);
 records without it (0) take --beta, and a repetition of such records without --beta
 is left out, with a line on stderr, as is one whose trace.csv lacks a column the
-rule reads.
+rule reads or lost records (vegaskit.analysis.tracedruns).
 
 Every trace.csv under the directory given is read (each repetition's summary.json
 beside it gives the clock's origin): one row per vegas_plus flow with its delay-mode
@@ -34,15 +34,13 @@ its own kind (`vp_pair_*`) is a false alarm.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .modes import plus_decisions
-from .records import read_csv
+from .cliargs import OneLineParser, parse
+from .tracedruns import Unfit, each_rep, plus_flows
 
 DEFAULT_K = 16
 # what the rule reads of each decision record
@@ -52,10 +50,6 @@ COLUMNS = ("time_s", "type", "ca", "dport", "rule", "mode", "cwnd", "sent", "rtt
 
 class NoBeta(Exception):
     """A record without beta, and none given."""
-
-
-class Unfit(Exception):
-    """A repetition the rule cannot read: left out, with its reason."""
 
 
 @dataclass(frozen=True)
@@ -107,15 +101,8 @@ def replay(decisions: list[dict], k: int, beta: int | None = None) -> tuple[int,
 def read_rep(rep: Path, k: int, beta: int | None = None) -> list[dict]:
     """Each vegas_plus flow of one traced repetition (trace.csv, summary.json).
     Raises Unfit for a trace the rule cannot read."""
-    s = json.loads((rep / "summary.json").read_text())
-    t0 = float(s["t0_monotonic"])
-    rows = read_csv(rep / "trace.csv")
-    if rows and (missing := [c for c in COLUMNS if c not in rows[0]]):
-        raise Unfit(f"trace.csv has no column {missing[0]!r}")
     out = []
-    for flow, decisions in sorted(plus_decisions(rows).items()):
-        for r in decisions:
-            r["time_s"] = float(r["time_s"]) - t0
+    for flow, decisions in plus_flows(rep, COLUMNS).items():
         try:
             runs, firings = replay(decisions, k, beta)
         except NoBeta:
@@ -143,15 +130,17 @@ def render(root: Path, rows: list[tuple[str, dict]], k: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.analysis.decruns",
-                                 description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.analysis.decruns",
+                       description=__doc__.split("\n\n")[0])
     ap.add_argument("root", type=Path, help="a directory holding traced runs "
                     "(results/vegas_plus, or one case's)")
     ap.add_argument("--k", type=int, default=DEFAULT_K,
                     help=f"consecutive `dec` rounds the rule reads (default {DEFAULT_K})")
     ap.add_argument("--beta", type=int, help="beta for records that carry none (traced "
                     "before 78e0af3; bpf_vegas_plus.bpf.c's default is 3)")
-    a = ap.parse_args(argv)
+    a = parse(ap, argv, "decruns")
+    if a is None:
+        return 2
     if not a.root.is_dir():
         print(f"decruns: {a.root}: no such directory", file=sys.stderr)
         return 2
@@ -161,27 +150,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.beta is not None and not 1 <= a.beta <= 1000:
         print(f"decruns: --beta {a.beta}: must be 1 to 1000 packets", file=sys.stderr)
         return 2
-    rows = []
-    for trace in sorted(a.root.rglob("trace.csv")):
-        rep = trace.parent
-        if not (rep / "summary.json").exists():
-            continue
-        try:
-            flows = read_rep(rep, a.k, a.beta)
-        except Unfit as e:
-            print(f"decruns: {rep}: left out: {e}", file=sys.stderr)
-            continue
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            print(f"decruns: {rep}: unreadable ({type(e).__name__}: {e})", file=sys.stderr)
-            return 1
-        rows += [(str(rep.relative_to(a.root)), f) for f in flows]
-    if not rows:
-        print(f"decruns: {a.root}: no traced repetition of vegas_plus "
-              "(trace.csv with its summary.json)", file=sys.stderr)
+    rows = each_rep(a.root, "decruns", lambda rep: read_rep(rep, a.k, a.beta))
+    if rows is None:
         return 1
     sys.stdout.write(render(a.root, rows, a.k))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,17 +2,19 @@
 runs: where it would have fired, and where the run's own detectors did.
 
     python -m vegaskit.analysis.riseruns results/vegas_plus [--rise 25] [--rate-epoch 64]
+                                         [--rounds 3]
 
 The rule as vk_plus_rising and vk_plus_decide (bpf/vk_core.h) apply it, on each flow's
 delay-mode rounds in the trace (the band's `inc`, `dec`, `hold`, and the round that left
 delay mode, `to_compete*` or `recall`; slow start's rounds and those with too few
 samples do not count, as in the controller): the low is the least round RTT of this
 rate epoch and the last, an epoch being --rate-epoch such rounds; a round whose RTT
-stands --rise percent or more above the low is a sign, and 3 in a row
-(VK_PLUS_DETECT_ROUNDS) fire. The sign is armed once a whole epoch lies behind the low:
-not in a flow's first epoch, nor in the first after a `to_delay` (a probe that passed),
-which starts the low afresh from its own round. The controller counts the rise together with its other signs; here
-it is replayed alone, so a firing is the rise's own.
+stands --rise percent or more above the low is a sign, and --rounds in a row (the
+controller's VK_PLUS_DETECT_ROUNDS, 3, by default) fire. The sign is armed once a whole
+epoch lies behind the low: not in a flow's first epoch, nor in the first after a
+`to_delay` (a probe that passed), which starts the low afresh from its own round. The
+controller counts the rise together with its other signs; here it is replayed alone, so
+a firing is the rise's own.
 
 A stretch is the rounds from the flow's start, or from a `to_delay`, to the round the run
 left delay mode (or the end): past that round the run did not follow delay mode, so the
@@ -35,8 +37,6 @@ false alarm.
 """
 from __future__ import annotations
 
-import csv
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,16 +44,11 @@ from pathlib import Path
 from vegaskit import intf
 
 from .cliargs import OneLineParser, parse
-from .modes import BAND, ENTRIES, plus_decisions
-from .records import read_csv
+from .modes import BAND, ENTRIES
+from .tracedruns import each_rep, plus_flows
 
-DETECT_ROUNDS = 3           # VK_PLUS_DETECT_ROUNDS, bpf/vk_core.h
 DEFAULT_RISE = 25           # the ablation vp_rise's (vegasplus/cases.py)
 COLUMNS = ("time_s", "type", "ca", "dport", "rule", "mode", "cwnd", "rtt_us")
-
-
-class Unfit(Exception):
-    """A repetition the replay cannot read: left out, with its reason."""
 
 
 @dataclass(frozen=True)
@@ -66,9 +61,11 @@ class Firing:
                             # stretch (its entry record), or None: they did not
 
 
-def replay(decisions: list[dict], rise: int, rate_epoch: int) -> tuple[int, int, list[Firing]]:
+def replay(decisions: list[dict], rise: int, rate_epoch: int,
+           detect: int = intf.PLUS_DETECT_ROUNDS) -> tuple[int, int, list[Firing]]:
     """One flow's decision records in order (time_s from the run's start) ->
-    (delay-mode rounds replayed, stretches, the first firing of each stretch that fired)."""
+    (delay-mode rounds replayed, stretches, the first firing of each stretch that fired),
+    a firing being `detect` rising rounds in a row."""
     lo, epoch_rounds, streak = [0, 0], 0, 0
     rounds, stretches, pending, out = 0, 1, None, []
     following = True                        # the run is in delay mode: replay it
@@ -90,7 +87,7 @@ def replay(decisions: list[dict], rise: int, rate_epoch: int) -> tuple[int, int,
         low = min(lo) if lo[1] else 0                       # armed: an epoch behind it
         rising = rise and low and rtt > low and 100 * (rtt - low) >= rise * low
         streak = streak + 1 if rising else 0
-        if streak == DETECT_ROUNDS and pending is None:
+        if streak == detect and pending is None:
             pending = (float(r["time_s"]), int(r["cwnd"]), rtt, low)
         if rule in ENTRIES:                 # the run left delay mode here
             following = False
@@ -103,33 +100,26 @@ def replay(decisions: list[dict], rise: int, rate_epoch: int) -> tuple[int, int,
     return rounds, stretches, out
 
 
-def read_rep(rep: Path, rise: int, rate_epoch: int) -> list[dict]:
+def read_rep(rep: Path, rise: int, rate_epoch: int,
+             detect: int = intf.PLUS_DETECT_ROUNDS) -> list[dict]:
     """Each vegas_plus flow of one traced repetition. Raises Unfit for a trace the
     replay cannot read."""
-    sm = json.loads((rep / "summary.json").read_text())
-    t0 = float(sm["t0_monotonic"])
-    if sm.get("trace_lost"):
-        raise Unfit(f"its trace lost {sm['trace_lost']} records")
-    rows = read_csv(rep / "trace.csv")
-    if rows and (missing := [c for c in COLUMNS if c not in rows[0]]):
-        raise Unfit(f"trace.csv has no column {missing[0]!r}")
     out = []
-    for flow, decisions in sorted(plus_decisions(rows).items()):
-        for r in decisions:
-            r["time_s"] = float(r["time_s"]) - t0
-        rounds, stretches, firings = replay(decisions, rise, rate_epoch)
+    for flow, decisions in plus_flows(rep, COLUMNS).items():
+        rounds, stretches, firings = replay(decisions, rise, rate_epoch, detect)
         out.append({"flow": flow, "rounds": rounds, "stretches": stretches,
                     "firings": firings})
     return out
 
 
-def render(root: Path, rows: list[tuple[str, dict]], rise: int, rate_epoch: int) -> str:
+def render(root: Path, rows: list[tuple[str, dict]], rise: int, rate_epoch: int,
+           detect: int = intf.PLUS_DETECT_ROUNDS) -> str:
     def own(f: Firing) -> str:
         return "never" if f.own_exit is None else f"{f.own_exit:.2f}"
 
     lines = [f"{root}: the rise (round RTT {rise}% or more above the least of this rate "
              f"epoch and the last, epochs of {rate_epoch} delay-mode rounds, "
-             f"{DETECT_ROUNDS} rounds in a row) replayed alone on "
+             f"{detect} rounds in a row) replayed alone on "
              f"{len({p for p, _ in rows})} traced repetitions", "",
              "| repetition | flow | delay-mode rounds | stretches | fired in | first at (s) | "
              "window then | RTT / low (ms) | the run's own exit from delay mode (s) |",
@@ -153,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate-epoch", type=int, default=intf.PLUS_RATE_EPOCH_DEFAULT,
                     help=f"delay-mode rounds per epoch (default "
                     f"{intf.PLUS_RATE_EPOCH_DEFAULT}, the controller's)")
+    ap.add_argument("--rounds", type=int, default=intf.PLUS_DETECT_ROUNDS,
+                    help=f"rising rounds in a row that fire (default "
+                    f"{intf.PLUS_DETECT_ROUNDS}, the controller's)")
     a = parse(ap, argv, "riseruns")
     if a is None:
         return 2
@@ -167,25 +160,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"riseruns: --rate-epoch {a.rate_epoch}: must be {intf.PLUS_RATE_EPOCH_MIN} "
               f"to {intf.PLUS_RATE_EPOCH_MAX} rounds", file=sys.stderr)
         return 2
-    rows = []
-    for trace in sorted(a.root.rglob("trace.csv")):
-        rep = trace.parent
-        if not (rep / "summary.json").exists():
-            continue
-        try:
-            flows = read_rep(rep, a.rise, a.rate_epoch)
-        except Unfit as e:
-            print(f"riseruns: {rep}: left out: {e}", file=sys.stderr)
-            continue
-        except (OSError, ValueError, KeyError, TypeError, csv.Error) as e:
-            print(f"riseruns: {rep}: unreadable ({type(e).__name__}: {e})", file=sys.stderr)
-            return 1
-        rows += [(str(rep.relative_to(a.root)), f) for f in flows]
-    if not rows:
-        print(f"riseruns: {a.root}: no traced repetition of vegas_plus "
-              "(trace.csv with its summary.json)", file=sys.stderr)
+    if not 1 <= a.rounds <= 255:
+        print(f"riseruns: --rounds {a.rounds}: must be 1 to 255 (the controller's streak "
+              "is 8 bits)", file=sys.stderr)
+        return 2
+    rows = each_rep(a.root, "riseruns",
+                    lambda rep: read_rep(rep, a.rise, a.rate_epoch, a.rounds))
+    if rows is None:
         return 1
-    sys.stdout.write(render(a.root, rows, a.rise, a.rate_epoch))
+    sys.stdout.write(render(a.root, rows, a.rise, a.rate_epoch, a.rounds))
     return 0
 
 

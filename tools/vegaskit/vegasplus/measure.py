@@ -155,7 +155,11 @@ def from_summary(rundir: Path, case_key: str) -> dict:
     each flow's own second half (docs/DESIGN.md §6; None where no flow sent then; not for
     `leave`, whose figures are the competition's second half: figures() has its own), and
     the emulator's releases 1 ms or more late (None: a run from before they were counted)."""
-    sm = json.loads((rundir / "summary.json").read_text())
+    return summary_figures(json.loads((rundir / "summary.json").read_text()), case_key)
+
+
+def summary_figures(sm: dict, case_key: str) -> dict:
+    """from_summary's figures from a summary.json already read."""
     # how far the link emulator fell behind (§7.1): a loaded host delays releases, and a
     # delay-based rule reads that as queue
     out = {"late_1ms": sm.get("emulator_late_1ms")}
@@ -186,7 +190,7 @@ def figures(rundir: Path, net: Net, case_key: str) -> dict:
         out["share"] = ours / fair if fair else 0.0
         if case_key == "leave":
             out["jain"] = metrics.jain_index(list(rates.values())) if fair else None
-    out.update(from_summary(rundir, case_key))
+    out.update(summary_figures(sm, case_key))
     if case_key == "alone":
         out["utilisation"] = float(sm["utilisation"])
         out["retx_second_half"] = retransmits(rundir, 1, d / 2)

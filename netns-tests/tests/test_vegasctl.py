@@ -506,6 +506,19 @@ def test_calls_picks_the_ops_the_kernel_calls_per_ack_and_replace_changes_it(var
         assert vegasctl_json("show", name)["params"]["calls"] == 1
 
 
+def test_one_call_follows_the_running_kernel(kernel_features):
+    """On the kernel itself, nothing simulated: where the probe finds cong_control's
+    four-argument form (Linux >= 6.10) calls=1 registers cong_control; where it does
+    not, the load is refused in one line and nothing changes. `make vm-test` runs this
+    on 6.1, which lacks the form, and on 6.12, which has it."""
+    if kernel_features["cong_control_ack"]:
+        with loaded("vegas", "--name", "vk_calls1", "calls=1") as name:
+            assert "cong_control" in set(ops_programs(name))
+    else:
+        refused("load", "vegas", "--name", "vk_calls1", "calls=1",
+                expect="calls=1 needs cong_control with the ACK's flags (Linux >= 6.10)")
+
+
 @pytest.mark.reliability("bad_input")
 def test_one_call_is_refused_where_the_kernel_lacks_its_form():
     refused("load", "vegas", "calls=1", wrap=["env", "VEGASCTL_REFUSE=cong_control_ack"],

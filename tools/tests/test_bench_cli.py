@@ -62,6 +62,7 @@ def synthetic() -> dict:
     ccs = ["bpf_vegas", "bpf_vegas_a", "vk_reno_min", "vk_reno_rtt"]
     per_ack = {cc: _s(40 + 20 * i) for i, cc in enumerate(ccs)}
     oc = {"per_call_ns": {cc: {"cong_avoid": _s(30), "pkts_acked": _s(20)} for cc in ccs},
+          "calls_per_ack": {cc: {"cong_avoid": _s(0.5), "pkts_acked": _s(1.0)} for cc in ccs},
           "per_ack_ns": per_ack, "decisions_per_ack": {cc: _s(0.25) for cc in ccs[:2]},
           "per_ack_ratio_to_floor": {cc: _s(1.5) for cc in ccs},
           "per_ack_ratio_to_rtt_floor": {cc: _s(1.2) for cc in ccs}}
@@ -126,6 +127,7 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text     # the split of per ACK
     assert "costs +3.0 [+2.7, +3.3]% per ACK on the emulated path" in text   # its check
     assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision
+    assert "| bpf_vegas | 0.500 [0.450, 0.550] | 1.000 [0.900, 1.100] |" in text  # calls
     assert "| off | 100 [90, 110] | 100 [90, 110] | 100 [90, 110] | 1.00% [0.90%, 1.10%] |" \
         in text                                                      # tracing, directly
     assert "| off | 0.80 [0.72, 0.88] | 0.80 [0.72, 0.88] | 40 [36, 44] |" in text  # its window
@@ -144,6 +146,14 @@ def test_a_tracing_stage_from_before_the_direct_measure_still_renders():
     text = bench.report(r)
     assert "## Tracing from inside the controller" in text and "added CPU" not in text
     assert "traced over untraced" not in text
+
+
+def test_an_opcost_stage_from_before_the_call_counts_still_renders():
+    r = synthetic()
+    for c in (r["opcost"], r["opcost"]["path"]):
+        del c["calls_per_ack"]
+    text = bench.report(r)
+    assert "## Cost per call" in text and "Calls per ACK" not in text
 
 
 def test_a_stage_named_twice_runs_once_in_the_benchs_order():

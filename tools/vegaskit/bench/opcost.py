@@ -125,7 +125,8 @@ def decisions(cc: str) -> int:
 
 def measurement(ccs: list[str]) -> dict:
     """Empty lists, filled one value per round by measure_round."""
-    return {"per_call": {cc: {} for cc in ccs}, "per_ack": {cc: [] for cc in ccs},
+    return {"per_call": {cc: {} for cc in ccs}, "calls": {cc: {} for cc in ccs},
+            "per_ack": {cc: [] for cc in ccs},
             "dec_per_ack": {cc: [] for cc in ccs if cc not in FLOORS},
             "ratio": {f: {cc: [] for cc in ccs} for f in RATIO_FLOORS}}
 
@@ -147,6 +148,7 @@ def measure_round(m: dict, lab, p, ccs: list[str], rnd: int, seconds: float, por
             total_ns += ns1 - ns0
             if n1 > n0:
                 m["per_call"][cc].setdefault(op, []).append((ns1 - ns0) / (n1 - n0))
+                m["calls"][cc].setdefault(op, []).append((n1 - n0) / max(flow.acks, 1))
         this_round[cc] = total_ns / max(flow.acks, 1)
         m["per_ack"][cc].append(this_round[cc])
         if cc in m["dec_per_ack"]:
@@ -160,6 +162,9 @@ def measure_round(m: dict, lab, p, ccs: list[str], rnd: int, seconds: float, por
 def summarised(m: dict) -> dict:
     return {"per_call_ns": {cc: {op: summary(v) for op, v in ops.items()}
                             for cc, ops in m["per_call"].items()},
+            # how often the kernel calls each op, per ACK: per ACK = sum of per call x this
+            "calls_per_ack": {cc: {op: summary(v) for op, v in ops.items()}
+                              for cc, ops in m["calls"].items()},
             "per_ack_ns": {cc: summary(v) for cc, v in m["per_ack"].items()},
             "decisions_per_ack": {cc: summary(v) for cc, v in m["dec_per_ack"].items()},
             "per_ack_ratio_to_floor": {cc: summary(v) for cc, v in m["ratio"][FLOOR].items()},

@@ -65,6 +65,22 @@ def opcost_table(c: dict) -> list[str]:
     return lines
 
 
+def opcost_calls_table(c: dict) -> list[str]:
+    """Calls per ACK of each op, one row per controller (runs before 2026-12-01 kept
+    none: no table)."""
+    calls = c.get("calls_per_ack")
+    if not calls:
+        return []
+    ops = sorted({op for per in calls.values() for op in per})
+    lines = ["Calls per ACK (an op's calls over the ACKs; per ACK is the sum over the ops "
+             "of ns per call times this):", "",
+             "| controller | " + " | ".join(ops) + " |", "|---|" + "---|" * len(ops)]
+    for cc, per in calls.items():
+        lines.append(f"| {cc} | " + " | ".join(interval(per[op], ".3f") if op in per else "-"
+                                              for op in ops) + " |")
+    return lines + [""]
+
+
 def opcost_section(c: dict) -> list[str]:
     lines = ["## Cost per call (kernel BPF statistics)", "",
              f"Method: {c['rounds']} rounds of one {c['seconds']:g} s full-speed flow per "
@@ -87,11 +103,11 @@ def opcost_section(c: dict) -> list[str]:
              "from each instance's counters; the ratios are taken within each round. Median "
              "[95% interval of the median; with few rounds, min and max].", "",
              "Over a veth (RTT of tens of microseconds: a decision every few ACKs, the worst "
-             "case):", "", *opcost_table(c), ""]
+             "case):", "", *opcost_table(c), "", *opcost_calls_table(c)]
     if "path" in c:
         lines += [f"Over an emulated {c['path']['delay_ms']:g} ms path, unlimited rate "
                   "(decisions rarer, as on a live host's paths):", "",
-                  *opcost_table(c["path"]), ""]
+                  *opcost_table(c["path"]), "", *opcost_calls_table(c["path"])]
     if c.get("decision_ns"):
         lines += split_section(c)
     return lines + ["![opcost](opcost.png)", ""]

@@ -1,6 +1,7 @@
 """`make bench`'s command line: bad input is one line and exit 2, before anything
 is loaded or measured (the stages themselves: netns-tests/tests/test_bench_stages.py)."""
 import json
+import os
 
 import pytest
 
@@ -47,9 +48,12 @@ def test_rerender_rewrites_the_report_from_bench_json_and_refuses_an_incomplete_
 
 def test_the_report_says_when_each_stage_was_measured():
     r = {"opcost": {"measured": {"date": "2026-11-24 18:00", "commit": "abc"}},
-         "swap": {"measured": {"date": "2026-11-24 19:00", "commit": "def+"}}, "flows": None}
+         "swap": {"measured": {"date": "2026-11-24 19:00", "commit": "def+",
+                               "host": "6.18.44, Intel(R) Xeon(R) Processor"}}, "flows": None}
     assert bench.measured_line(r) == ("Measured: opcost 2026-11-24 18:00 (abc); "
-                                      "swap 2026-11-24 19:00 (def+).")
+                                      "swap 2026-11-24 19:00 (def+; 6.18.44, Intel(R) Xeon(R) "
+                                      "Processor).")
+    assert bench.host().startswith(os.uname().release + ", ")
     assert bench.measured_line({"swap": {}}) == "Measured: before stages recorded it."
 
 

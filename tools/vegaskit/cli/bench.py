@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -139,9 +140,20 @@ def split_section(c: dict) -> list[str]:
     return lines + ([""] + [check] if check else []) + [""]
 
 
+def host() -> str:
+    """The machine a stage ran on: kernel release and CPU model. Machines of one kind
+    differ, and the per-call figures with them (docs/DESIGN.md §9.1)."""
+    model = next((line.split(":", 1)[1].strip() for line in
+                  Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), "unknown CPU")
+    return f"{os.uname().release}, {model}"
+
+
 def measured_line(r: dict) -> str:
-    """When and from which commit each stage's figures come (stages rerun alone differ)."""
-    when = [f"{k} {v['measured']['date']} ({v['measured']['commit']})"
+    """When, from which commit and where each stage's figures come (stages rerun alone
+    differ); where from predates stages recording it."""
+    when = [f"{k} {v['measured']['date']} ({v['measured']['commit']}"
+            + (f"; {v['measured']['host']}" if v["measured"].get("host") else "") + ")"
             for k, v in r.items() if v and "measured" in v]
     return "Measured: " + ("; ".join(when) if when else "before stages recorded it") + "."
 
@@ -388,7 +400,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in a.stages or STAGES:
             print(f"== {name}", flush=True)
             r[name] = fns[name]()
-            r[name]["measured"] = {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": commit}
+            r[name]["measured"] = {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": commit,
+                                   "host": host()}
             print(json.dumps(r[name], indent=1), flush=True)
             # a stage that fails later loses nothing done before it
             partial.write_text(json.dumps({**earlier, **r}, indent=1) + "\n")

@@ -38,20 +38,27 @@ extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
 extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 
-/* Per-socket state; the kernel zeroes it before init. */
+/*
+ * Per-socket state; the kernel zeroes it before init. What every ACK reads comes
+ * first, so an ACK between decisions touches one cache line of it and no line of
+ * the instance's parameters (docs/DESIGN.md §9.1: on a path whose ACKs come far
+ * apart, a line an ACK reads may be cold).
+ */
 struct vk_ca {
 	__u64 sum_rtt;		/* us, sum over the current RTT (semantics=paper) */
 	__u32 beg_snd_nxt;	/* right edge of the window when this RTT began */
 	__u32 base_rtt;		/* us, min over the connection */
 	__u32 min_rtt;		/* us, min over the current RTT */
 	__u32 cnt_rtt;		/* samples in the current RTT */
-	struct vk_adapt adapt;	/* vegas_a/pipe: per-socket alpha, beta and Th' */
-	__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
-	__u32 prr_delivered;	/* calls=1: delivered in this reduction (PRR) */
-	struct vk_plus plus;	/* vegas_plus: mode, rate maximum, probe */
 	__u8 doing_vegas;	/* 1 in TCP_CA_Open */
 	__u8 ss_grow;		/* ss_every_other_rtt: this RTT grows the window */
 	__u8 counted;		/* init counted it in vk_stats: release may uncount it */
+	__u8 trace_acks;	/* the instance's VK_TRACE_ACKS as of this socket's last
+				 * decision or enable (docs/DESIGN.md §5.1) */
+	__u32 prr_delivered;	/* calls=1: delivered in this reduction (PRR) */
+	struct vk_adapt adapt;	/* vegas_a/pipe: per-socket alpha, beta and Th' */
+	__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
+	struct vk_plus plus;	/* vegas_plus: mode, rate maximum, probe */
 };
 _Static_assert(sizeof(struct vk_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct vk_ca must fit icsk_ca_priv (104 bytes)");
@@ -168,6 +175,7 @@ static __always_inline void vk_enable(struct sock *sk)
 	struct vk_ca *ca = vk_ca(sk);
 
 	ca->doing_vegas = 1;
+	ca->trace_acks = (vk_params.trace & VK_TRACE_ACKS) != 0;
 	ca->beg_snd_nxt = vk_tp(sk)->snd_nxt;
 	ca->cnt_rtt = 0;
 	ca->sum_rtt = 0;
@@ -376,6 +384,7 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 	struct vk_adapt before = ca->adapt;
 
 	ca->beg_snd_nxt = tp->snd_nxt;	/* the extent of the next RTT */
+	ca->trace_acks = (p.trace & VK_TRACE_ACKS) != 0;
 	vk_variant_decide(&p, &s, ca, &d);
 	if (d.rule == VK_RULE_RENO || d.rule == VK_RULE_COMPETE) {
 		if (d.rule == VK_RULE_COMPETE)
@@ -456,13 +465,15 @@ void BPF_PROG(vk2_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 }
 
 /* What pkts_acked does with each ACK's RTT sample; true if the ACK is to be traced
- * (the caller reads in_flight only then: tracing off costs one load). */
+ * (the caller reads in_flight only then: tracing off costs one load, from the
+ * socket's own line: per-ACK tracing switched on reaches a socket at its next
+ * decision, within a round). */
 static __always_inline bool vk_ack_rtt(struct sock *sk, __s32 rtt_us)
 {
 	struct vk_ca *ca = vk_ca(sk);
 
 	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->sum_rtt, &ca->cnt_rtt, rtt_us);
-	return (vk_params.trace & VK_TRACE_ACKS) && vk_trace_leased();
+	return ca->trace_acks && vk_trace_leased();
 }
 
 SEC("struct_ops")

@@ -41,8 +41,8 @@ extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 /*
  * Per-socket state; the kernel zeroes it before init. What every ACK reads comes
  * first, so an ACK between decisions touches one cache line of it and no line of
- * the instance's parameters (docs/DESIGN.md §9.1: on a path whose ACKs come far
- * apart, a line an ACK reads may be cold).
+ * the instance's parameters: a line fewer per call where most calls decide
+ * nothing (docs/DESIGN.md §5.1).
  */
 struct vk_ca {
 	__u64 sum_rtt;		/* us, sum over the current RTT (semantics=paper) */
@@ -466,8 +466,8 @@ void BPF_PROG(vk2_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 /* What pkts_acked does with each ACK's RTT sample; true if the ACK is to be traced
  * (the caller reads in_flight only then: tracing off costs one load, from the
- * socket's own line: per-ACK tracing switched on reaches a socket at its next
- * decision, within a round). */
+ * socket's own line; per-ACK tracing switched on or off reaches a socket at its
+ * next decision or entry to Open, docs/DESIGN.md §5.1). */
 static __always_inline bool vk_ack_rtt(struct sock *sk, __s32 rtt_us)
 {
 	struct vk_ca *ca = vk_ca(sk);

@@ -156,5 +156,6 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(render(a.root, rows, a.k))
     return 0
 
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -53,7 +53,7 @@ COLUMNS = ("time_s", "type", "ca", "dport", "rule", "mode", "cwnd", "rtt_us")
 
 @dataclass(frozen=True)
 class Firing:
-    t: float                # s from the run's start: the third rising round
+    t: float                # s from the run's start: the last of the rising rounds that fired
     cwnd: int               # packets, the window that round read
     rtt_us: int
     low_us: int

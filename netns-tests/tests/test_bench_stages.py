@@ -85,7 +85,11 @@ def test_stage_counts_calls_and_leaves_nothing_on():
     assert veth_dec > 3 * path_dec > 0, (veth_dec, path_dec)
     assert set(r["decision_ns"]) == set(r["ack_ns_above_rtt_floor"]) == \
         {"bpf_vegas", *r["one_call"]}
-    assert r["rtt_floor_path_shift"]["n"] == 2
+    assert r["rtt_floor_path_shift"]["n"] == 2 and r["split_unit"] == "call"
+    # how often the kernel called each op: the two-call form's per-ACK pair alike
+    calls = r["calls_per_ack"]["bpf_vegas"]
+    assert 0 < calls["cong_avoid"]["median"] <= 1.5
+    assert calls["pkts_acked"]["median"] == pytest.approx(calls["cong_avoid"]["median"], rel=0.1)
     assert not stats_on()
     assert not (set(opcost.FLOORS) | {one_vegas}) & set(available_cc())
 

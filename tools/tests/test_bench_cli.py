@@ -165,6 +165,27 @@ def test_a_stage_named_twice_runs_once_in_the_benchs_order():
         ["opcost", "swap"]
 
 
+def test_the_split_is_per_call_of_the_deciding_op():
+    """opcost.split on two paths whose calls per ACK differ (0.3 and 0.9): per call the
+    floor costs the same on both, so its check holds, and a + b x recovers the made-up
+    costs (a = 20 ns a call, b = 150 ns a decision) whatever the ACKs did."""
+    from vegaskit.bench import opcost
+
+    def path(dec_per_call, floor_ns):
+        ours = [floor_ns + 20 + 150 * d for d in dec_per_call]
+        return {"per_call_of_deciding": {opcost.RTT_FLOOR: [floor_ns] * 2, "bpf_vegas": ours},
+                "dec_per_call_of_deciding": {"bpf_vegas": dec_per_call}}
+    out = opcost.split(path([0.7, 0.6], 120.0), path([0.02, 0.01], 120.0))
+    assert out["split_unit"] == "call" and out["rtt_floor_path_shift"]["median"] == 0
+    assert out["ack_ns_above_rtt_floor"]["bpf_vegas"]["median"] == pytest.approx(20)
+    assert out["decision_ns"]["bpf_vegas"]["median"] == pytest.approx(150)
+    r = synthetic()
+    r["opcost"]["split_unit"] = "call"
+    text = bench.report(r)
+    assert "ns per call above the RTT floor, without a decision" in text
+    assert "costs +3.0 [+2.7, +3.3]% per call on the emulated path" in text
+
+
 def test_the_split_is_withheld_when_the_floor_moves_between_paths():
     r = synthetic()
     r["opcost"]["rtt_floor_path_shift"] = _s(1.33)

@@ -114,26 +114,31 @@ def opcost_section(c: dict) -> list[str]:
     return lines + ["![opcost](opcost.png)", ""]
 
 
-# How far the floor's cost per ACK may move between the two paths for the split to stand:
-# beyond it, what the path does to every ACK (cache state between ACKs) swamps a decision's
+# How far the floor's cost may move between the two paths for the split to stand: beyond
+# it, what the path does to every call swamps a decision's
 SPLIT_SHIFT_MAX = 0.10
 
 
 def split_section(c: dict) -> list[str]:
-    """The per-ACK split, a + b x (decisions per ACK), where its assumption holds; where
-    the floor's own cost moved between the paths, the check that says it does not."""
+    """The split, a + b x (decisions per unit), where its assumption holds; where the
+    floor's own cost moved between the paths, the check that says it does not. The unit
+    is a call of the deciding op (split_unit "call", since 2026-12-01), or an ACK in
+    older runs."""
+    unit = ("call of the op that decides (cong_avoid, or cong_control in one call)"
+            if c.get("split_unit") == "call" else "ACK")
+    short = "call" if c.get("split_unit") == "call" else "ACK"
     shift = c.get("rtt_floor_path_shift")
-    check = (f"The split assumes an ACK without a decision costs the same on both paths. "
+    check = (f"The split assumes a {short} without a decision costs the same on both paths. "
              f"The check: {c['rtt_floor']}, which never decides, costs {percent(shift)} per "
-             "ACK on the emulated path against the veth." if shift else "")
+             f"{short} on the emulated path against the veth." if shift else "")
     if shift and abs(shift["median"]) > SPLIT_SHIFT_MAX:
-        return [check + f" That is beyond {SPLIT_SHIFT_MAX:.0%}: the same ACK costs more "
-                "where ACKs come farther apart, so a and b of per ACK = a + b x (decisions "
-                "per ACK) cannot be told apart from these two paths, and are not given "
-                "(bench.json keeps what the fit returned).", ""]
-    lines = ["From the two paths, round by round, the cost per ACK above the RTT floor "
-             "= a + b x (decisions per ACK): a, an ACK without a decision; b, one decision.",
-             "", "| controller | ns per ACK above the RTT floor, without a decision | "
+        return [check + f" That is beyond {SPLIT_SHIFT_MAX:.0%}, so a and b of per {short} "
+                f"= a + b x (decisions per {short}) cannot be told apart from these two "
+                "paths, and are not given (bench.json keeps what the fit returned).", ""]
+    lines = [f"From the two paths, round by round, all ops' run time per {unit}, above the "
+             f"RTT floor's, = a + b x (decisions per {short}): a, a {short} without a "
+             "decision; b, one decision.",
+             "", f"| controller | ns per {short} above the RTT floor, without a decision | "
              "ns per decision |", "|---|---|---|"]
     for cc, b in c["decision_ns"].items():
         lines.append(f"| {cc} | {interval(c['ack_ns_above_rtt_floor'][cc])} | {interval(b)} |")

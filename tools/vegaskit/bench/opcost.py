@@ -24,10 +24,12 @@ On a veth the RTT is tens of microseconds, so our controllers decide every few
 ACKs: the worst case. The same is measured again over an emulated 2 ms path,
 where decisions are rarer (measured: one in 8 to 20 ACKs), as on a live host's
 paths; the two paths alternate within each round. ACKs per decision come from
-each instance's own counters; from the two paths, round by round, the cost per
-ACK above the RTT floor = a + b x (decisions per ACK) gives an ACK's cost above
-that floor without a decision (a) and a decision's (b). The floor's own shift
-between the paths checks the fit's assumption that an ACK without a decision
+each instance's own counters, and each op's calls per ACK; from the two paths,
+round by round, the cost per call of the op that decides (DECIDING_OPS) above the
+RTT floor's = a + b x (decisions per such call) gives a call's cost above that floor
+without a decision (a) and a decision's (b). Per call, not per ACK: the kernel calls
+that op 0.3 times per ACK over a veth and 0.9 times on the path. The floor's own
+shift between the paths checks the fit's assumption that a call without a decision
 costs the same on both.
 """
 from __future__ import annotations

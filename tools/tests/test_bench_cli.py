@@ -195,6 +195,18 @@ def test_the_split_is_withheld_when_the_floor_moves_between_paths():
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" not in text
 
 
+def test_a_decision_that_reads_as_costing_less_than_nothing_withholds_its_row():
+    """A negative b says a decision costs differently on the two paths (measured on
+    2026-12-01: -138 ns for bpf_vegas_a): that row is withheld, the others stand."""
+    r = synthetic()
+    r["opcost"]["decision_ns"]["bpf_vegas_a"] = {"median": -138.0, "low": -157.0,
+                                                 "high": -34.0, "coverage": 0.969, "n": 6}
+    text = bench.report(r)
+    assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text
+    assert "| bpf_vegas_a | not given: the fit fails | not given: the fit fails |" in text
+    assert "for bpf_vegas_a (-138 [-157, -34] ns) it returned a decision costing less" in text
+
+
 def test_a_stopped_runs_finished_stages_count_as_figures(tmp_path, monkeypatch, capsys):
     """bench.json holds only some stages, bench.partial.json the others: a --stage run
     of what neither holds gets past the check (and then needs root, refused here)."""

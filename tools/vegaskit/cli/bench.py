@@ -140,9 +140,21 @@ def split_section(c: dict) -> list[str]:
              "decision; b, one decision.",
              "", f"| controller | ns per {short} above the RTT floor, without a decision | "
              "ns per decision |", "|---|---|---|"]
+    failed = []
     for cc, b in c["decision_ns"].items():
-        lines.append(f"| {cc} | {interval(c['ack_ns_above_rtt_floor'][cc])} | {interval(b)} |")
-    return lines + ([""] + [check] if check else []) + [""]
+        if b["median"] < 0:
+            failed.append(f"{cc} ({interval(b)} ns)")
+            lines.append(f"| {cc} | not given: the fit fails | not given: the fit fails |")
+        else:
+            lines.append(f"| {cc} | {interval(c['ack_ns_above_rtt_floor'][cc])} | "
+                         f"{interval(b)} |")
+    # a decision cannot cost less than nothing: where the fit says so, a decision costs
+    # more per decision on one path than on the other, the fit's other assumption
+    fails = ("The fit also assumes a decision costs the same on both paths; for "
+             + ", ".join(failed) + " it returned a decision costing less than nothing, so "
+             "for them that assumption fails and a and b are not given (bench.json keeps "
+             "what the fit returned)." if failed else "")
+    return lines + [x for t in (check, fails) if t for x in ("", t)] + [""]
 
 
 def host() -> str:

@@ -53,13 +53,15 @@ struct vk_ca {
 	__u8 doing_vegas;	/* 1 in TCP_CA_Open */
 	__u8 ss_grow;		/* ss_every_other_rtt: this RTT grows the window */
 	__u8 counted;		/* init counted it in vk_stats: release may uncount it */
-	__u8 trace_acks;	/* the instance's VK_TRACE_ACKS as of this socket's last
-				 * decision or enable (docs/DESIGN.md §5.1) */
+	__u8 trace;		/* the instance's VK_TRACE_ACKS and VK_TRACE_COST as of this
+				 * socket's last decision or enable (docs/DESIGN.md §5.1) */
 	__u32 prr_delivered;	/* calls=1: delivered in this reduction (PRR) */
 	struct vk_adapt adapt;	/* vegas_a/pipe: per-socket alpha, beta and Th' */
 	__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
 	struct vk_plus plus;	/* vegas_plus: mode, rate maximum, probe */
 };
+/* the trace bits a socket copies: what its per-ACK path and its decisions test */
+#define VK_TRACE_SOCKET	(VK_TRACE_ACKS | VK_TRACE_COST)
 _Static_assert(sizeof(struct vk_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct vk_ca must fit icsk_ca_priv (104 bytes)");
 
@@ -175,7 +177,7 @@ static __always_inline void vk_enable(struct sock *sk)
 	struct vk_ca *ca = vk_ca(sk);
 
 	ca->doing_vegas = 1;
-	ca->trace_acks = (vk_params.trace & VK_TRACE_ACKS) != 0;
+	ca->trace = vk_params.trace & VK_TRACE_SOCKET;
 	ca->beg_snd_nxt = vk_tp(sk)->snd_nxt;
 	ca->cnt_rtt = 0;
 	ca->sum_rtt = 0;
@@ -384,7 +386,7 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 	struct vk_adapt before = ca->adapt;
 
 	ca->beg_snd_nxt = tp->snd_nxt;	/* the extent of the next RTT */
-	ca->trace_acks = (p.trace & VK_TRACE_ACKS) != 0;
+	ca->trace = p.trace & VK_TRACE_SOCKET;
 	vk_variant_decide(&p, &s, ca, &d);
 	if (d.rule == VK_RULE_RENO || d.rule == VK_RULE_COMPETE) {
 		if (d.rule == VK_RULE_COMPETE)
@@ -405,6 +407,36 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 	ca->sum_rtt = 0;
 	ca->min_rtt = VK_RTT_INF;
 	ca->ss_grow ^= 1;
+}
+
+/*
+ * A decision, timed while `vegasctl trace --cost` holds the lease: the BPF run-time
+ * statistics give a call's cost, not a decision's, and a decision's cost differs with
+ * how long ago the last one ran (docs/DESIGN.md §5.1). Beside it, two clock reads back
+ * to back time one read, which the reader takes out of each decision's time. The test
+ * reads the socket's copy of the bit, so the parameters' line, a decision's first
+ * read, stays inside the timing.
+ */
+static __always_inline void vk_decide(struct sock *sk, __u32 ack, __u32 acked)
+{
+	bool timed = (vk_ca(sk)->trace & VK_TRACE_COST) && vk_trace_leased();
+	struct vk_stats *st;
+	__u64 t0 = 0, t1, c0;
+
+	if (timed)
+		t0 = bpf_ktime_get_ns();
+	vk_decide_rtt(sk, ack, acked);
+	if (!timed)
+		return;
+	t1 = bpf_ktime_get_ns();
+	c0 = bpf_ktime_get_ns();
+	c0 = bpf_ktime_get_ns() - c0;
+	st = vk_stats_here();
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->decisions_timed, 1);
+	__sync_fetch_and_add(&st->decision_ns, t1 - t0);
+	__sync_fetch_and_add(&st->clock_ns, c0);
 }
 
 /*
@@ -448,7 +480,7 @@ static __always_inline void vk_grow(struct sock *sk, __u32 ack, __u32 acked)
 		return;
 	}
 	if (vk_after(ack, ca->beg_snd_nxt)) {
-		vk_decide_rtt(sk, ack, acked);
+		vk_decide(sk, ack, acked);
 	} else if (VK_VARIANT == VK_VEGAS_PLUS && ca->plus.mode == VK_MODE_COMPETE) {
 		vk_plus_grow(sk, acked);		/* competitive mode: CUBIC per ACK */
 	} else if (vk_in_slow_start(tp->snd_cwnd, tp->snd_ssthresh) &&
@@ -473,7 +505,7 @@ static __always_inline bool vk_ack_rtt(struct sock *sk, __s32 rtt_us)
 	struct vk_ca *ca = vk_ca(sk);
 
 	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->sum_rtt, &ca->cnt_rtt, rtt_us);
-	return ca->trace_acks && vk_trace_leased();
+	return (ca->trace & VK_TRACE_ACKS) && vk_trace_leased();
 }
 
 SEC("struct_ops")

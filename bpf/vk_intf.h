@@ -184,6 +184,9 @@ struct vk_params {
 /* What the controllers emit into the shared ring buffer (vk_events). */
 #define VK_TRACE_DECISIONS	0x1	/* one record per per-RTT decision */
 #define VK_TRACE_ACKS		0x2	/* one record per ACK with an RTT sample */
+/* no records: each decision timed into vk_stats (`vegasctl trace --cost`) */
+#define VK_TRACE_COST		0x4
+#define VK_TRACE_BITS		(VK_TRACE_DECISIONS | VK_TRACE_ACKS | VK_TRACE_COST)
 /*
  * Tracing also needs a lease: the controllers emit only while
  * bpf_ktime_get_ns() < vk_trace_until[0], which `vegasctl trace` pushes
@@ -218,6 +221,11 @@ struct vk_flow {
 	__u32 mode;		/* enum vk_mode (vegas_plus; delay for the others) */
 	__u64 decisions;
 	__u64 rule_count[VK_NR_RULES];
+	/* VK_TRACE_COST: decisions timed, their time and, timed beside each, one
+	 * clock read's (taken out by the reader; docs/DESIGN.md §5.1) */
+	__u64 decisions_timed;
+	__u64 decision_ns;
+	__u64 clock_ns;
 };
 
 /*
@@ -231,6 +239,11 @@ struct vk_stats {
 	__u64 releases;		/* of them: closed, or moved away */
 	__u64 decisions;	/* per-RTT decisions */
 	__u64 rule_count[VK_NR_RULES];
+	/* VK_TRACE_COST: decisions timed, their time and, timed beside each, one
+	 * clock read's (taken out by the reader; docs/DESIGN.md §5.1) */
+	__u64 decisions_timed;
+	__u64 decision_ns;
+	__u64 clock_ns;
 };
 
 /* Which connection: the identity shared by trace records and `vegasctl flows`. */

@@ -58,6 +58,7 @@ static long long live(const struct vk_stats *st)
 }
 static long long started(const struct vk_stats *st) { return (long long)st->inits; }
 static long long moved_in(const struct vk_stats *st) { return (long long)st->moved_in; }
+static long long timed(const struct vk_stats *st) { return (long long)st->decisions_timed; }
 
 /* The per-instance socket counts: one family each. */
 static const struct {
@@ -71,6 +72,8 @@ static const struct {
 	{ "vegaskit_sockets_moved_in_total", "counter",
 	  "Of those, connections moved onto it with data already sent or received (swap, apply).",
 	  moved_in },
+	{ "vegaskit_decisions_timed_total", "counter",
+	  "Decisions timed while a `vegasctl trace --cost` ran (it prints what they cost).", timed },
 };
 
 struct row {

@@ -7,6 +7,8 @@
  * lost-record count goes to stderr, nothing but data to stdout
  * (docs/DESIGN.md §5). CSV, the default, always starts with its header line;
  * --csv and --json (the global flag, wherever it is) exclude each other.
+ * --cost prints no records: it times each decision inside the controllers and,
+ * at the end, prints what one cost per instance.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,10 +28,13 @@
 #include "tracelease.h"
 
 const char vk_usage_trace[] =
-	"trace [FILTER]... [--decisions | --acks] [--duration S] [--count N] [--csv | --json]\n"
+	"trace [FILTER]... [--decisions | --acks | --cost] [--duration S] [--count N] [--csv | --json]\n"
 	"\n"
 	"  --decisions      per-RTT decision records only\n"
 	"  --acks           per-ACK records only (default: both)\n"
+	"  --cost           no records: time each decision, and print at the end\n"
+	"                   what one cost, per controller (its ns, the clock's own\n"
+	"                   read taken out)\n"
 	"  --duration S     stop after S seconds (default: at SIGINT or SIGTERM)\n"
 	"  --count N        stop after N records\n"
 	"  --csv            CSV, with a header line first (the default)\n"
@@ -134,7 +139,7 @@ enum { OPT_DURATION = VK_OPT_CMD, OPT_COUNT };
 
 struct trace_args {
 	int bits;		/* VK_TRACE_*, from the two below */
-	int decisions, acks;
+	int decisions, acks, cost;
 	int csv;
 	double duration;	/* 0: until a signal */
 };
@@ -146,6 +151,7 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 		VK_OPTS_GLOBAL, VK_OPTS_FILTER,
 		{ "decisions", no_argument, &a->decisions, 1 },
 		{ "acks", no_argument, &a->acks, 1 },
+		{ "cost", no_argument, &a->cost, 1 },
 		{ "csv", no_argument, &a->csv, 1 },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "count", required_argument, NULL, OPT_COUNT },
@@ -190,10 +196,57 @@ static int parse(struct trace_args *a, struct trace_ctx *t, int argc, char **arg
 	if (a->decisions && a->acks)
 		return vk_usage_error("trace: --decisions and --acks exclude each other "
 				      "(give neither for both)");
-	if (a->decisions || a->acks)
+	if (a->cost && (a->decisions || a->acks))
+		return vk_usage_error("trace: --cost times decisions and prints no records: "
+				      "give it without --decisions and --acks");
+	if (a->cost && t->count > 0)
+		return vk_usage_error("trace: --count counts records, and --cost prints none: "
+				      "give --duration, or stop it with SIGINT");
+	if (a->cost && a->csv)
+		return vk_usage_error("trace: --cost prints a line per controller, not CSV: "
+				      "leave out --csv (--json for JSON)");
+	if (a->cost)
+		a->bits = VK_TRACE_COST;
+	else if (a->decisions || a->acks)
 		a->bits = a->decisions ? VK_TRACE_DECISIONS : VK_TRACE_ACKS;
 	t->json = vk_cli.json;
 	return -1;
+}
+
+/* What --cost measured: each instance's timed decisions since `before`. A decision's
+ * time is its span less one clock read, timed beside it (docs/DESIGN.md §5.1). */
+static void print_cost(char (*names)[VK_NAME_MAX], int n, const struct vk_stats *before,
+		       bool json)
+{
+	char err[VK_ERR_MAX], name[VK_JSON_BUF(VK_NAME_MAX)];
+	struct vk_stats now;
+
+	for (int i = 0; i < n; i++) {
+		__u64 timed = 0;
+		double ns = 0, clock = 0;
+
+		if (vk_instance_stats(names[i], &now, err) == 0) {
+			timed = now.decisions_timed - before[i].decisions_timed;
+			if (timed) {
+				clock = (double)(now.clock_ns - before[i].clock_ns) / timed;
+				ns = (double)(now.decision_ns - before[i].decision_ns) / timed - clock;
+			}
+		}
+		if (json && timed)
+			printf("{\"controller\":\"%s\",\"decisions_timed\":%llu,"
+			       "\"ns_per_decision\":%.1f,\"clock_read_ns\":%.1f}\n",
+			       vk_json_escape(name, sizeof(name), names[i], VK_NAME_MAX),
+			       (unsigned long long)timed, ns, clock);
+		else if (json)
+			printf("{\"controller\":\"%s\",\"decisions_timed\":0,"
+			       "\"ns_per_decision\":null,\"clock_read_ns\":null}\n",
+			       vk_json_escape(name, sizeof(name), names[i], VK_NAME_MAX));
+		else if (timed)
+			printf("%s: %llu decisions timed, %.0f ns each (a clock read of %.0f ns "
+			       "taken out)\n", names[i], (unsigned long long)timed, ns, clock);
+		else
+			printf("%s: no decision timed (none of its sockets decided)\n", names[i]);
+	}
 }
 
 /* 0 if the instance's trace bits would reach running code; else -1 with err. */
@@ -255,6 +308,7 @@ int vk_cmd_trace(int argc, char **argv)
 	struct trace_args a = { .bits = VK_TRACE_DECISIONS | VK_TRACE_ACKS };
 	struct trace_ctx t = { .count = -1 };
 	char (*names)[VK_NAME_MAX] = NULL;
+	struct vk_stats *before = NULL;
 	struct ring_buffer *rb = NULL;
 	char err[VK_ERR_MAX] = "";
 	struct timespec t0, now, swept;
@@ -273,17 +327,25 @@ int vk_cmd_trace(int argc, char **argv)
 		ret = vk_die(err);
 		goto out;
 	}
-	ring_fd = bpf_obj_get(VK_PIN_EVENTS);
-	lost_fd = bpf_obj_get(VK_PIN_TRACE_LOST);
+	/* --cost reads no ring: the records there are other readers' */
+	ring_fd = a.cost ? -1 : bpf_obj_get(VK_PIN_EVENTS);
+	lost_fd = a.cost ? -1 : bpf_obj_get(VK_PIN_TRACE_LOST);
 	lease_fd = vk_lease_open();
-	if (ring_fd < 0 || lease_fd < 0) {
+	if ((ring_fd < 0 && !a.cost) || lease_fd < 0) {
 		ret = vk_die(ring_fd < 0 ? "cannot open the trace ring " VK_PIN_EVENTS
 				: "cannot open the trace lease " VK_PIN_TRACE_UNTIL
 				  " (controllers loaded by an older vegasctl: unload and load them)");
 		goto out;
 	}
-	rb = ring_buffer__new(ring_fd, handle, &t, NULL);
-	if (!rb) {
+	rb = a.cost ? NULL : ring_buffer__new(ring_fd, handle, &t, NULL);
+	before = a.cost ? calloc(n, sizeof(*before)) : NULL;
+	if (a.cost && !before) {
+		ret = vk_die("out of memory");
+		goto out;
+	}
+	for (int i = 0; before && i < n; i++)
+		vk_instance_stats(names[i], &before[i], err);	/* none: counts from 0 */
+	if (!rb && !a.cost) {
 		ret = vk_die("cannot map the trace ring");
 		goto out;
 	}
@@ -299,20 +361,22 @@ int vk_cmd_trace(int argc, char **argv)
 	}
 	t.bits = (__u32)a.bits;
 	/* records dead readers left in the ring are not live: drained unread */
-	if (vk_reg_start(names, n, t.bits, drain, &t, err) <= 0) {
+	if (vk_reg_start(names, n, t.bits, a.cost ? NULL : drain, &t, err) <= 0) {
 		ret = vk_die(err[0] ? err : "could not switch tracing on");
 		goto out;
 	}
-	if (!t.json)
+	if (!t.json && !a.cost)
 		fputs(csv_header, stdout);
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	swept = t0;
 	while (!stop) {
 		/* the controllers wake us only when the ring fills: drain it on every tick */
-		int r = ring_buffer__poll(rb, VK_TRACE_POLL_MS);
+		int r = rb ? ring_buffer__poll(rb, VK_TRACE_POLL_MS) : 0;
 
-		if (r >= 0 || r == -EINTR)
+		if (!rb)
+			usleep(VK_TRACE_POLL_MS * 1000);	/* a signal cuts it short */
+		else if (r >= 0 || r == -EINTR)
 			r = ring_buffer__consume(rb);
 		if (r < 0 && r != -EINTR) {
 			ret = vk_die("polling the trace ring failed");
@@ -333,6 +397,11 @@ int vk_cmd_trace(int argc, char **argv)
 	}
 	/* Our bits off, unless another reader wants them; the lease stays, for it. */
 	vk_reg_stop();
+	if (a.cost) {
+		print_cost(names, n, before, t.json);
+		fflush(stdout);
+		goto out;
+	}
 	ring_buffer__consume(rb);	/* what was already in the ring */
 	fflush(stdout);
 	fprintf(stderr, "vegasctl: %llu records, %llu lost\n", (unsigned long long)t.printed,
@@ -346,6 +415,7 @@ out:
 		close(lost_fd);
 	if (lease_fd >= 0)
 		close(lease_fd);
+	free(before);
 	free(names);
 	return ret;
 }

@@ -81,13 +81,14 @@ static const char *instance_state(const struct vk_instance *in)
 	return "registered";
 }
 
-/* "off", "decisions", "acks", "decisions+acks", or "off (reader gone)" when bits are set
+/* "off", "decisions", "acks", "cost" or those joined by "+", or "off (reader gone)" when bits are set
  * but no live reader wants them or holds the lease (it died: a live reader's sweep
  * clears them, or, with none left, nothing is emitted). */
 static const char *tracing_state(const struct vk_instance *in)
 {
-	static const char *const names[] = { "off", "decisions", "acks", "decisions+acks" };
-	__u32 bits = in->has_params ? in->params.trace & (VK_TRACE_DECISIONS | VK_TRACE_ACKS) : 0;
+	static const char *const names[] = { "off", "decisions", "acks", "decisions+acks", "cost",
+					     "decisions+cost", "acks+cost", "decisions+acks+cost" };
+	__u32 bits = in->has_params ? in->params.trace & VK_TRACE_BITS : 0;
 
 	if (!bits)
 		return "off";

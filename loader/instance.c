@@ -790,6 +790,9 @@ int vk_instance_stats(const char *name, struct vk_stats *st, char *err)
 			st->decisions += per[c].decisions;
 			for (int r = 0; r < VK_NR_RULES; r++)
 				st->rule_count[r] += per[c].rule_count[r];
+			st->decisions_timed += per[c].decisions_timed;
+			st->decision_ns += per[c].decision_ns;
+			st->clock_ns += per[c].clock_ns;
 		}
 	}
 	free(per);

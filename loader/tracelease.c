@@ -19,7 +19,7 @@
 #include "tracelease.h"
 #include "../bpf/vk_intf.h"
 
-#define TRACE_MASK	(VK_TRACE_DECISIONS | VK_TRACE_ACKS)
+#define TRACE_MASK	VK_TRACE_BITS
 
 static __u64 now_ns(void)
 {

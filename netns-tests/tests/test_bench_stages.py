@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import available_cc, loaded
+from conftest import available_cc, loaded, vegasctl_json
 from vegaskit import paths
 from vegaskit.bench import opcost
 from vegaskit.testbed import leftovers
@@ -50,6 +50,8 @@ def four_argument_cong_control() -> bool:
 def test_stage_counts_calls_and_leaves_nothing_on():
     with loaded("vegas"):
         r = opcost.run(rounds=2, seconds=1.0, controllers=["bpf_vegas"])
+        # the timed flows' tracers ended with them, and their bits with them
+        assert vegasctl_json("show", "bpf_vegas")["tracing"] == "off"
     floor, ours = r["per_call_ns"][opcost.FLOOR], r["per_call_ns"]["bpf_vegas"]
     rtt_floor = r["per_call_ns"][opcost.RTT_FLOOR]
     assert set(floor) >= {"cong_avoid"} and "pkts_acked" not in floor
@@ -86,6 +88,13 @@ def test_stage_counts_calls_and_leaves_nothing_on():
     assert set(r["decision_ns"]) == set(r["ack_ns_above_rtt_floor"]) == \
         {"bpf_vegas", *r["one_call"]}
     assert r["rtt_floor_path_shift"]["n"] == 2 and r["split_unit"] == "call"
+    # a decision timed inside the controller, on each path, in flows of their own; a
+    # decision (hundreds of ns) costs more than reading the clock (tens)
+    for c in (r["decision_cost"], r["path"]["decision_cost"]):
+        assert set(c["ns_per_decision"]) == {"bpf_vegas"}, c
+        assert c["ns_per_decision"]["bpf_vegas"]["n"] == 2
+        assert 0 < c["clock_read_ns"]["bpf_vegas"]["median"] \
+            < c["ns_per_decision"]["bpf_vegas"]["median"] < 1e6, c
     # how often the kernel called each op: the two-call form's per-ACK pair alike
     calls = r["calls_per_ack"]["bpf_vegas"]
     assert 0 < calls["cong_avoid"]["median"] <= 1.5

@@ -24,6 +24,7 @@ from vegaskit import paths
 from vegaskit.testbed import runner
 from vegaskit.testbed.leftovers import owned_namespaces
 from vegaskit.testbed.scenario import Scenario
+from vegaskit.analysis import metrics
 from vegaskit.analysis.records import read_csv
 from vegaskit.testing import reliability
 
@@ -142,7 +143,11 @@ def test_single_vegas_flow_no_loss_small_queue(results):
     """10 Mbit/s, 40 ms, 50 packets: the BDP is 33 packets, so the buffer only
     overflows if the window exceeds 83. In congestion avoidance Vegas holds its
     backlog <= beta (4) plus the one-packet-per-RTT step: no retransmission
-    there, and a mean queue <= beta + 2.
+    there, and a mean queue <= beta + 2, over the run's second half: the whole
+    run's mean carries slow start's overshoot, whose drain at a packet per RTT
+    depends on the window slow start left at (4.3 packets in one CI run, 8.0 in
+    another on the same machine, exit at 74 packets; 3.8 and 3.7 over their
+    second halves).
 
     Weaker than "zero retransmissions" from the start: Linux's Vegas slow
     start (ours follows it) tests gamma on the minimum RTT of a round in which
@@ -156,7 +161,10 @@ def test_single_vegas_flow_no_loss_small_queue(results):
     plus 2 RTTs. Slow start must not come back (no ss_grow after that)."""
     summaries, base = results["single_vegas"]
     sm = summaries["vegas"]
-    assert sm["queue_mean_pkts"] <= 4 + 2, sm["queue_mean_pkts"]
+    q = [(float(r["t_s"]), int(r["qlen_pkts"])) for r in read_csv(base / "vegas" / "queue.csv")]
+    half = metrics.queue_stats([x for x in q if x[0] >= sm["duration_s"] / 2],
+                               sm["duration_s"]).mean
+    assert half <= 4 + 2, (half, sm["queue_mean_pkts"])
     assert sm["utilisation"] >= 0.9
     trace = [r for r in read_csv(base / "vegas" / "trace.csv") if r["type"] == "decision"]
     ends = [i for i, r in enumerate(trace)
@@ -294,7 +302,7 @@ def test_sigint_mid_batch_of_parallel_runs_stops_everything(tmp_path, target):
 
 TWO_RUNS = '''
 name = "merge"
-duration = 4
+duration = 2
 [links]
 bottleneck = { rate = "5M", rtt_ms = 20, buffer = 50 }
 [[flows]]

@@ -357,6 +357,10 @@ def test_trace_csv_always_has_its_header():
     (["flows", "--via", "tcp", "--via", "sk_storage"], "--via is given twice"),   # last won
     (["swap", "reno", "--netns", "a", "--netns", "b"], "--netns is given twice"),
     (["trace", "--decisions", "--acks"], "--decisions and --acks exclude each other"),
+    (["trace", "--cost", "--acks"], "give it without --decisions and --acks"),
+    (["trace", "--decisions", "--cost"], "give it without --decisions and --acks"),
+    (["trace", "--cost", "--count", "5"], "--count counts records, and --cost prints none"),
+    (["trace", "--cost", "--csv"], "--cost prints a line per controller, not CSV"),
     (["flows", "--netns", "n" * 300], "longer than 255 characters"),   # cut to another path
     (["swap", "bpf_vegas", "--netns", "n" * 300], "longer than 255 characters"),
 ])

@@ -87,7 +87,9 @@ def synthetic() -> dict:
                    **oc, "path": {"delay_ms": 2, **oc},
                    "ack_ns_above_rtt_floor": {cc: _s(20) for cc in ccs[:2]},
                    "decision_ns": {cc: _s(150) for cc in ccs[:2]},
-                   "rtt_floor_path_shift": _s(0.03)},
+                   "rtt_floor_path_shift": _s(0.03),
+                   "decision_cost": {"ns_per_decision": {"bpf_vegas": _s(400)},
+                                     "clock_read_ns": {"bpf_vegas": _s(20)}}},
         "overhead": {"rounds": 6, "seconds": 4, "cpu_s_per_gb": {"bpf_vegas": _s(0.3)},
                      "gbit_s": {"bpf_vegas": _s(6)}, "ratio_to_reno": {"bpf_vegas": _s(1.01)},
                      "ratio_to_cubic": {"bpf_vegas": _s(1.0)}},
@@ -131,6 +133,7 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text     # the split of per ACK
     assert "costs +3.0 [+2.7, +3.3]% per ACK on the emulated path" in text   # its check
     assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision
+    assert "| bpf_vegas | 400 [360, 440] | - | 20 [18, 22] |" in text   # a decision, timed
     assert "| bpf_vegas | 0.500 [0.450, 0.550] | 1.000 [0.900, 1.100] |" in text  # calls
     assert "| off | 100 [90, 110] | 100 [90, 110] | 100 [90, 110] | 1.00% [0.90%, 1.10%] |" \
         in text                                                      # tracing, directly

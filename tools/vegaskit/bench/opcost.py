@@ -31,6 +31,11 @@ without a decision (a) and a decision's (b). Per call, not per ACK: the kernel c
 that op 0.3 times per ACK over a veth and 0.9 times on the path. The floor's own
 shift between the paths checks the fit's assumption that a call without a decision
 costs the same on both.
+
+A decision's own cost is also timed inside the controller (`vegasctl trace --cost`,
+which reads the clock around each decision and takes one read's cost out): one more
+flow per variant on each path in each round, apart from the flows above, whose BPF
+statistics the timing would inflate.
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ import contextlib
 import json
 import os
 import subprocess
+import time
 
 from vegaskit import intf, paths
 from vegaskit.analysis.stats import median_summary as summary
@@ -127,6 +133,42 @@ def decisions(cc: str) -> int:
                          check=True, timeout=60).stdout
     return sum(int(line.rsplit(" ", 1)[1]) for line in out.splitlines()
                if line.startswith(f'vegaskit_decisions_total{{controller="{cc}",'))
+
+
+def timed_flow(lab, p, cc: str, port: int, seconds: float) -> dict:
+    """One flow of cc with its decisions timed (`vegasctl trace --cost`): the tracer's
+    line for cc. It is given a duration, so it ends by itself even if the bench dies."""
+    tracer = subprocess.Popen([str(paths.VEGASCTL), "--json", "trace", "--cost",
+                               "--controller", cc, "--duration", f"{seconds + 1:g}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.2)                 # registered before the flow's first decision
+        one_flow(lab, p, cc, port, seconds)
+        out, err = tracer.communicate(timeout=seconds + 30)
+    finally:
+        if tracer.poll() is None:
+            tracer.kill()
+            tracer.wait()
+    if tracer.returncode != 0:
+        raise RuntimeError(f"vegasctl trace --cost on {cc}: {err.strip() or tracer.returncode}")
+    return json.loads(out)
+
+
+def cost_round(cost: dict, lab, p, ccs: list[str], rnd: int, seconds: float, port: int) -> int:
+    """A timed flow of each of ccs on path p, order reversed every other round, into
+    cost: ns per decision and the clock read's. The next free port."""
+    for cc in (ccs if rnd % 2 == 0 else list(reversed(ccs))):
+        port += 1
+        line = timed_flow(lab, p, cc, port, seconds)
+        if line["decisions_timed"]:
+            cost["ns"][cc].append(line["ns_per_decision"])
+            cost["clock"][cc].append(line["clock_read_ns"])
+    return port
+
+
+def cost_summary(cost: dict) -> dict:
+    return {"ns_per_decision": {cc: summary(v) for cc, v in cost["ns"].items() if v},
+            "clock_read_ns": {cc: summary(v) for cc, v in cost["clock"].items() if v}}
 
 
 def measurement(ccs: list[str]) -> dict:
@@ -219,6 +261,9 @@ def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> di
             bpfstats.enabled():
         ccs = floors + ours + ones
         veth, path = measurement(ccs), measurement(ccs)
+        # a decision's code is the same in one call and in two: the two-call forms
+        cost_v, cost_p = ({k: {cc: [] for cc in ours} for k in ("ns", "clock")}
+                          for _ in range(2))
         with Lab() as lv, Lab() as lp:
             pv, pp = veth_pair(lv), two_hosts(lp, PATH)
             port_v, port_p = 6400, 6600
@@ -228,10 +273,13 @@ def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> di
             for rnd in range(rounds):
                 port_v = measure_round(veth, lv, pv, ccs, rnd, seconds, port_v)
                 port_p = measure_round(path, lp, pp, ccs, rnd, seconds, port_p)
+                port_v = cost_round(cost_v, lv, pv, ours, rnd, seconds, port_v)
+                port_p = cost_round(cost_p, lp, pp, ours, rnd, seconds, port_p)
     return {"floor": FLOOR, "rtt_floor": RTT_FLOOR,
             "one_floor": ONE_FLOOR if ONE_FLOOR in floors else None,
             "one_floor_refused": refused.get(ONE_FLOOR), "one_call": ones,
             "rounds": rounds, "seconds": seconds,
-            **summarised(veth),
-            "path": {"delay_ms": PATH.delay_us / 1000, **summarised(path)},
+            **summarised(veth), "decision_cost": cost_summary(cost_v),
+            "path": {"delay_ms": PATH.delay_us / 1000, **summarised(path),
+                     "decision_cost": cost_summary(cost_p)},
             **split(veth, path)}

@@ -111,7 +111,28 @@ def opcost_section(c: dict) -> list[str]:
                   *opcost_table(c["path"]), "", *opcost_calls_table(c["path"])]
     if c.get("decision_ns"):
         lines += split_section(c)
+    if c.get("decision_cost"):
+        lines += decision_cost_section(c)
     return lines + ["![opcost](opcost.png)", ""]
+
+
+def decision_cost_section(c: dict) -> list[str]:
+    """A decision's cost timed inside the controller (`vegasctl trace --cost`), on each
+    path, in flows of their own (since 2026-12-01)."""
+    v, p = c["decision_cost"], c.get("path", {}).get("decision_cost", {})
+    lines = ["A decision, timed inside the controller (`vegasctl trace --cost`: the clock "
+             "read around each decision, one read's own cost, timed beside it, taken out), "
+             "in one more flow per variant on each path each round, apart from the flows "
+             "above; the code of a decision is the same in one call and in two. Median "
+             "[interval] over the rounds of each round's mean.", "",
+             "| controller | ns per decision, veth | ns per decision, "
+             f"{c.get('path', {}).get('delay_ms', 2):g} ms path | a clock read (ns), veth |",
+             "|---|---|---|---|"]
+    for cc, ns in v["ns_per_decision"].items():
+        on_path = p.get("ns_per_decision", {}).get(cc)
+        lines.append(f"| {cc} | {interval(ns)} | {interval(on_path) if on_path else '-'} | "
+                     f"{interval(v['clock_read_ns'][cc])} |")
+    return lines + [""]
 
 
 # How far the floor's cost may move between the two paths for the split to stand: beyond

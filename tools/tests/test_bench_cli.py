@@ -133,7 +133,7 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text     # the split of per ACK
     assert "costs +3.0 [+2.7, +3.3]% per ACK on the emulated path" in text   # its check
     assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision
-    assert "| bpf_vegas | 400 [360, 440] | - | 20 [18, 22] |" in text   # a decision, timed
+    assert "| bpf_vegas | 400 [360, 440] | - | 20 [18, 22] | - |" in text   # a decision, timed
     assert "| bpf_vegas | 0.500 [0.450, 0.550] | 1.000 [0.900, 1.100] |" in text  # calls
     assert "| off | 100 [90, 110] | 100 [90, 110] | 100 [90, 110] | 1.00% [0.90%, 1.10%] |" \
         in text                                                      # tracing, directly
@@ -208,6 +208,24 @@ def test_a_decision_that_reads_as_costing_less_than_nothing_withholds_its_row():
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text
     assert "| bpf_vegas_a | not given: the fit fails | not given: the fit fails |" in text
     assert "for bpf_vegas_a (-138 [-157, -34] ns) it returned a decision costing less" in text
+
+
+def test_the_split_is_withheld_where_a_timed_decision_costs_differently_on_the_paths():
+    """Measured on 2026-12-01: a decision 162 ns over the veth, 1,432 ns on the 2 ms
+    path; the split, which assumes one cost, is then not given, and the timed
+    decision's share of an ACK on the path is."""
+    r = synthetic()
+    c = r["opcost"]
+    c["decision_cost"] = {"ns_per_decision": {"bpf_vegas": _s(162)},
+                          "clock_read_ns": {"bpf_vegas": _s(37)}}
+    c["path"] = {**c["path"], "decision_cost": {"ns_per_decision": {"bpf_vegas": _s(1432)},
+                                                "clock_read_ns": {"bpf_vegas": _s(36)}}}
+    text = bench.report(r)
+    assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" not in text
+    assert "timed directly, bpf_vegas 162 ns over the veth and 1432 on the path" in text
+    assert "| bpf_vegas | 162 [146, 178] | 1432 [1289, 1575] | 37 [33, 41] | 358 |" in text
+    c["path"]["decision_cost"]["ns_per_decision"]["bpf_vegas"] = _s(170)   # alike: split stays
+    assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in bench.report(r)
 
 
 def test_a_stopped_runs_finished_stages_count_as_figures(tmp_path, monkeypatch, capsys):

@@ -356,8 +356,9 @@ static __always_inline __u32 vk_round_sent(const struct tcp_sock *tp, const stru
 	return ((__u32)bytes + mss - 1) / mss;
 }
 
-/* Once per RTT: build the sample, let the variant decide, apply. */
-static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acked)
+/* Once per RTT: build the sample, let the variant decide, apply. timed: the per-socket
+ * flows record's share of a timed decision goes to vk_stats too (record_ns). */
+static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acked, bool timed)
 {
 	struct tcp_sock *tp = vk_tp(sk);
 	struct vk_ca *ca = vk_ca(sk);
@@ -399,7 +400,16 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		tp->snd_cwnd = d.cwnd;
 		tp->snd_ssthresh = d.ssthresh;
 	}
-	vk_record(sk, ca, &s, &d);
+	if (timed) {
+		struct vk_stats *st = vk_stats_here();
+		__u64 r0 = bpf_ktime_get_ns();
+
+		vk_record(sk, ca, &s, &d);
+		if (st)
+			__sync_fetch_and_add(&st->record_ns, bpf_ktime_get_ns() - r0);
+	} else {
+		vk_record(sk, ca, &s, &d);
+	}
 	vk_count_decision(d.rule);
 	if ((p.trace & VK_TRACE_DECISIONS) && vk_trace_leased())
 		vk_trace_decision(sk, &p, &s, &before, &d);
@@ -413,7 +423,8 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
  * A decision, timed while `vegasctl trace --cost` holds the lease: the BPF run-time
  * statistics give a call's cost, not a decision's, and a decision's cost differs with
  * how long ago the last one ran (docs/DESIGN.md §5.1). Beside it, two clock reads back
- * to back time one read, which the reader takes out of each decision's time. The test
+ * to back time one read, which the reader takes out of each decision's time (twice:
+ * the flows record inside it is timed too, and its own read once). The test
  * reads the socket's copy of the bit, so the parameters' line, a decision's first
  * read, stays inside the timing.
  */
@@ -425,7 +436,7 @@ static __always_inline void vk_decide(struct sock *sk, __u32 ack, __u32 acked)
 
 	if (timed)
 		t0 = bpf_ktime_get_ns();
-	vk_decide_rtt(sk, ack, acked);
+	vk_decide_rtt(sk, ack, acked, timed);
 	if (!timed)
 		return;
 	t1 = bpf_ktime_get_ns();

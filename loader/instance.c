@@ -792,6 +792,7 @@ int vk_instance_stats(const char *name, struct vk_stats *st, char *err)
 				st->rule_count[r] += per[c].rule_count[r];
 			st->decisions_timed += per[c].decisions_timed;
 			st->decision_ns += per[c].decision_ns;
+			st->record_ns += per[c].record_ns;
 			st->clock_ns += per[c].clock_ns;
 		}
 	}

@@ -55,6 +55,9 @@ def test_cost_times_the_decisions_of_a_flow_and_stops_with_the_reader(tmp_path):
     assert seen["before"] + line["decisions_timed"] <= seen["stopped"]
     # a decision is hundreds of ns to a few us on this machine kind; a clock read tens
     assert 0 < line["ns_per_decision"] < 100_000, line
+    # the flows record is a part of the decision (a clock read's error either way)
+    assert -line["clock_read_ns"] < line["record_ns_per_decision"] \
+        < line["ns_per_decision"] + line["clock_read_ns"], line
     assert 0 < line["clock_read_ns"] < 10_000, line
     # nothing is timed once the reader is gone
     assert seen["later"] == seen["stopped"], seen
@@ -64,7 +67,8 @@ def test_cost_with_no_decision_says_so_in_one_line():
     with loaded("vegas", "--name", "vk_cost") as name:
         r = vegasctl("trace", "--cost", "--controller", name, "--duration", "0.2", "--json")
         assert json.loads(r.stdout) == {"controller": name, "decisions_timed": 0,
-                                        "ns_per_decision": None, "clock_read_ns": None}
+                                        "ns_per_decision": None,
+                                        "record_ns_per_decision": None, "clock_read_ns": None}
         r = vegasctl("trace", "--cost", "--controller", name, "--duration", "0.2")
         assert (r.stdout, r.stderr) == (f"{name}: no decision timed (none of its sockets "
                                         "decided)\n", "")

@@ -221,13 +221,6 @@ struct vk_flow {
 	__u32 mode;		/* enum vk_mode (vegas_plus; delay for the others) */
 	__u64 decisions;
 	__u64 rule_count[VK_NR_RULES];
-	/* VK_TRACE_COST: decisions timed, their time, the share of it in the flows
-	 * record (sk_storage) and, timed beside each, one clock read's (taken out by
-	 * the reader; docs/DESIGN.md §5.1) */
-	__u64 decisions_timed;
-	__u64 decision_ns;
-	__u64 record_ns;
-	__u64 clock_ns;
 };
 
 /*

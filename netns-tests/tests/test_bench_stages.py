@@ -95,6 +95,7 @@ def test_stage_counts_calls_and_leaves_nothing_on():
         assert c["ns_per_decision"]["bpf_vegas"]["n"] == 2
         assert 0 < c["clock_read_ns"]["bpf_vegas"]["median"] \
             < c["ns_per_decision"]["bpf_vegas"]["median"] < 1e6, c
+        assert c["record_ns"]["bpf_vegas"]["median"] < c["ns_per_decision"]["bpf_vegas"]["median"]
     # how often the kernel called each op: the two-call form's per-ACK pair alike
     calls = r["calls_per_ack"]["bpf_vegas"]
     assert 0 < calls["cong_avoid"]["median"] <= 1.5

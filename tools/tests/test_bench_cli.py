@@ -133,7 +133,7 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in text     # the split of per ACK
     assert "costs +3.0 [+2.7, +3.3]% per ACK on the emulated path" in text   # its check
     assert "| 4.0 [3.6, 4.4] |" in text                              # ACKs per decision
-    assert "| bpf_vegas | 400 [360, 440] | - | 20 [18, 22] | - |" in text   # a decision, timed
+    assert "| bpf_vegas | 400 [360, 440] | - | - | 20 [18, 22] | - |" in text   # a decision
     assert "| bpf_vegas | 0.500 [0.450, 0.550] | 1.000 [0.900, 1.100] |" in text  # calls
     assert "| off | 100 [90, 110] | 100 [90, 110] | 100 [90, 110] | 1.00% [0.90%, 1.10%] |" \
         in text                                                      # tracing, directly
@@ -219,11 +219,13 @@ def test_the_split_is_withheld_where_a_timed_decision_costs_differently_on_the_p
     c["decision_cost"] = {"ns_per_decision": {"bpf_vegas": _s(162)},
                           "clock_read_ns": {"bpf_vegas": _s(37)}}
     c["path"] = {**c["path"], "decision_cost": {"ns_per_decision": {"bpf_vegas": _s(1432)},
+                                                "record_ns": {"bpf_vegas": _s(900)},
                                                 "clock_read_ns": {"bpf_vegas": _s(36)}}}
     text = bench.report(r)
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" not in text
     assert "timed directly, bpf_vegas 162 ns over the veth and 1432 on the path" in text
-    assert "| bpf_vegas | 162 [146, 178] | 1432 [1289, 1575] | 37 [33, 41] | 358 |" in text
+    assert "| bpf_vegas | 162 [146, 178] | 1432 [1289, 1575] | 900 [810, 990] | 37 [33, 41] | " \
+        "358 |" in text
     c["path"]["decision_cost"]["ns_per_decision"]["bpf_vegas"] = _s(170)   # alike: split stays
     assert "| bpf_vegas | 20 [18, 22] | 150 [135, 165] |" in bench.report(r)
 

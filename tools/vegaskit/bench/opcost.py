@@ -33,7 +33,8 @@ shift between the paths checks the fit's assumption that a call without a decisi
 costs the same on both.
 
 A decision's own cost is also timed inside the controller (`vegasctl trace --cost`,
-which reads the clock around each decision and takes one read's cost out): one more
+which reads the clock around each decision and around its flows record, and takes the
+reads' own cost out): one more
 flow per variant on each path in each round, apart from the flows above, whose BPF
 statistics the timing would inflate.
 """
@@ -156,18 +157,21 @@ def timed_flow(lab, p, cc: str, port: int, seconds: float) -> dict:
 
 def cost_round(cost: dict, lab, p, ccs: list[str], rnd: int, seconds: float, port: int) -> int:
     """A timed flow of each of ccs on path p, order reversed every other round, into
-    cost: ns per decision and the clock read's. The next free port."""
+    cost: ns per decision, the flows record's share of it and a clock read's. The next
+    free port."""
     for cc in (ccs if rnd % 2 == 0 else list(reversed(ccs))):
         port += 1
         line = timed_flow(lab, p, cc, port, seconds)
         if line["decisions_timed"]:
             cost["ns"][cc].append(line["ns_per_decision"])
+            cost["record"][cc].append(line["record_ns_per_decision"])
             cost["clock"][cc].append(line["clock_read_ns"])
     return port
 
 
 def cost_summary(cost: dict) -> dict:
     return {"ns_per_decision": {cc: summary(v) for cc, v in cost["ns"].items() if v},
+            "record_ns": {cc: summary(v) for cc, v in cost["record"].items() if v},
             "clock_read_ns": {cc: summary(v) for cc, v in cost["clock"].items() if v}}
 
 
@@ -262,7 +266,7 @@ def run(rounds: int, seconds: float, controllers: list[str] | None = None) -> di
         ccs = floors + ours + ones
         veth, path = measurement(ccs), measurement(ccs)
         # a decision's code is the same in one call and in two: the two-call forms
-        cost_v, cost_p = ({k: {cc: [] for cc in ours} for k in ("ns", "clock")}
+        cost_v, cost_p = ({k: {cc: [] for cc in ours} for k in ("ns", "record", "clock")}
                           for _ in range(2))
         with Lab() as lv, Lab() as lp:
             pv, pp = veth_pair(lv), two_hosts(lp, PATH)

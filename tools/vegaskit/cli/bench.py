@@ -141,19 +141,23 @@ def decision_cost_section(c: dict) -> list[str]:
     path, in flows of their own (since 2026-12-01)."""
     v, p = c["decision_cost"], c.get("path", {}).get("decision_cost", {})
     lines = ["A decision, timed inside the controller (`vegasctl trace --cost`: the clock "
-             "read around each decision, one read's own cost, timed beside it, taken out), "
+             "read around each decision and around its flows record, the reads' own cost, "
+             "timed beside each decision, taken out), "
              "in one more flow per variant on each path each round, apart from the flows "
              "above; the code of a decision is the same in one call and in two. Median "
              "[interval] over the rounds of each round's mean.", "",
              "| controller | ns per decision, veth | ns per decision, "
-             f"{c.get('path', {}).get('delay_ms', 2):g} ms path | a clock read (ns), veth | "
-             "decisions' ns per ACK on the path |", "|---|---|---|---|---|"]
+             f"{c.get('path', {}).get('delay_ms', 2):g} ms path | of it the flows record, "
+             "path | a clock read (ns), veth | decisions' ns per ACK on the path |",
+             "|---|---|---|---|---|---|"]
     per_ack = c.get("path", {}).get("decisions_per_ack", {})
     for cc, ns in v["ns_per_decision"].items():
         on_path = p.get("ns_per_decision", {}).get(cc)
         share = (f"{on_path['median'] * per_ack[cc]['median']:.0f}"
                  if on_path and cc in per_ack else "-")
+        record = p.get("record_ns", {}).get(cc)      # since the record was timed
         lines.append(f"| {cc} | {interval(ns)} | {interval(on_path) if on_path else '-'} | "
+                     f"{interval(record) if record else '-'} | "
                      f"{interval(v['clock_read_ns'][cc])} | {share} |")
     return lines + ["", "The last column is the product of two medians, the timed decision's and "
                     "the decisions per ACK of the flows above: what decisions add to each "

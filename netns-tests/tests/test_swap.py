@@ -127,7 +127,7 @@ time_scale = 1.0
 """)
     with loaded("vegas_a", "--name", "vk_va", f"keep_base_rtt={keep}"):
         summary = runner.execute(scenario.run("r", "p"), tmp_path,
-                                 at=[(8.0, swap), (10.0, lambda db: snaps.__setitem__("after", flow_now()))])
+                                 at=[(8.0, swap), (8.5, lambda db: snaps.__setitem__("after", flow_now()))])
     before, after = snaps["before"], snaps["after"]
     print(f"\nbefore the swap: {before}\nafter: {after}")
     assert snaps["swap"]["moved"] >= 1 and not snaps["swap"]["default_set"]
@@ -136,6 +136,10 @@ time_scale = 1.0
     # 20.9 ms above baseRTT (15.0 in one CI run); keep=0 relearned 12.5 to 19.7 ms above
     # it in 36 runs and under 10 ms in one (Vegas-A, sizing its window to the new base,
     # drains part of the queue and the minimum follows). baseRTT itself varied by 0.2 ms.
+    # Read 0.5 s after the swap (about 8 rounds), not 2 s: on 2026-12-01's AMD machine
+    # Vegas-A, deciding on noisier RTTs, decreased often enough in 2 s that the minimum
+    # followed the draining queue to 1.5 and 3.8 ms above (twice in one CI run). What a
+    # re-init learns is the claim; what Vegas-A does with it later is another.
     # What the failure needs to say: the window (capped by the receiver's or by the
     # controller?), the rules taken, the losses and the emulator's lateness.
     assert before["rtt_us"] >= before["base_rtt_us"] + 10000, (

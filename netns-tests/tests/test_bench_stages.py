@@ -96,10 +96,13 @@ def test_stage_counts_calls_and_leaves_nothing_on():
         assert 0 < c["clock_read_ns"]["bpf_vegas"]["median"] \
             < c["ns_per_decision"]["bpf_vegas"]["median"] < 1e6, c
         assert c["record_ns"]["bpf_vegas"]["median"] < c["ns_per_decision"]["bpf_vegas"]["median"]
-    # how often the kernel called each op: the two-call form's per-ACK pair alike
+    # how often the kernel called each op: pkts_acked on every ACK that reaches the
+    # retransmit queue (tcp_clean_rtx_queue()), cong_avoid on those of them that may raise
+    # the window outside a reduction (tcp_cong_control()), so never more often. Alike on
+    # some machines; a Xeon's veth flows of 2026-12-02 spent enough ACKs in reductions to
+    # read 0.63 and 0.48 per ACK (0.59 and 0.49 in another run)
     calls = r["calls_per_ack"]["bpf_vegas"]
-    assert 0 < calls["cong_avoid"]["median"] <= 1.5
-    assert calls["pkts_acked"]["median"] == pytest.approx(calls["cong_avoid"]["median"], rel=0.1)
+    assert 0 < calls["cong_avoid"]["median"] <= calls["pkts_acked"]["median"] <= 1.5, calls
     assert not stats_on()
     assert not (set(opcost.FLOORS) | {one_vegas}) & set(available_cc())
 

@@ -122,11 +122,20 @@ def test_ping_rtt_matches_configured(rtt_ms, rate_bps):
         rtts = ping_rtts_ms(path.a, path.addr_b, count=15)
         stats = path.link.stop()
     med, lo = statistics.median(rtts), min(rtts)
+    # A ping finds the emulator asleep: reading it waits for a wake-up that no guard can
+    # arm early (releases have one), and this host's wake-ups are late by timer_late_us
+    # on average, as the emulator measures them. After 100 ms asleep that was 0.39-0.53 ms
+    # in a CI run of 2026-12-02 (Xeon), whose medians read +0.59 to +0.70 ms at 200 ms, and
+    # 0.1 ms at 10 ms. So the median's budget is 0.5 ms plus that one wake-up; the best
+    # ping, which waited least, must still be within 0.5 ms (docs/DESIGN.md §6.7).
+    woke_late = stats["timer_late_us"] / 1e3
     print(f"RTT {rtt_ms} ms @ {rate_bps or 'unlimited'}: expected {expected:.3f}, "
           f"median {med:.3f} ({med - expected:+.3f}), min {lo:.3f}, max {max(rtts):.3f}; "
           f"timer late {stats['timer_late_us']} us")
-    assert abs(med - expected) <= 0.5, f"median RTT {med:.3f} ms, configured {expected:.3f} ms"
+    assert abs(med - expected) <= 0.5 + woke_late, \
+        f"median RTT {med:.3f} ms, configured {expected:.3f} ms, wake-ups {woke_late:.3f} ms late"
     assert lo >= expected - 0.05, f"a ping came back early: {lo:.3f} < {expected:.3f} ms"
+    assert lo <= expected + 0.5, f"no ping came back within 0.5 ms: {lo:.3f} > {expected:.3f} ms"
 
 
 def test_direct_edges_leave_the_bottleneck_the_one_emulator():

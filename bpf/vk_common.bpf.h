@@ -56,14 +56,23 @@ struct vk_ca {
 	__u8 trace;		/* the instance's VK_TRACE_ACKS and VK_TRACE_COST as of this
 				 * socket's last decision or enable (docs/DESIGN.md §5.1) */
 	__u32 prr_delivered;	/* calls=1: delivered in this reduction (PRR) */
-	struct vk_adapt adapt;	/* vegas_a/pipe: per-socket alpha, beta and Th' */
-	__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
-	struct vk_plus plus;	/* vegas_plus: mode, rate maximum, probe */
+	union {			/* one variant's own state; VK_VARIANT says which */
+		struct vk_adapt adapt;	/* vegas_a/pipe: per-socket alpha, beta and Th' */
+		__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
+		struct vk_plus plus;	/* vegas_plus: mode, rate maximum, probe */
+	};
+	/* decisions not yet in the flows record (vk_record()) */
+	__u64 rec_rules;	/* their rules, VK_RECORD_RULE_BITS each, oldest lowest */
+	__u32 rec_us;		/* tcp_mstamp (low 32 bits) of the last write */
+	__u8 rec_held;		/* how many */
+	__u8 rec_written;	/* written at least once since init */
 };
 /* the trace bits a socket copies: what its per-ACK path and its decisions test */
 #define VK_TRACE_SOCKET	(VK_TRACE_ACKS | VK_TRACE_COST)
 _Static_assert(sizeof(struct vk_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct vk_ca must fit icsk_ca_priv (104 bytes)");
+_Static_assert(VK_NR_RULES <= (1 << VK_RECORD_RULE_BITS) &&
+	       VK_RECORD_BATCH * VK_RECORD_RULE_BITS <= 64, "held-back rules must fit rec_rules");
 
 /* Parameters of this instance: one mutable, pinned, retunable map. */
 struct vk_params vk_params SEC(".data.params") = {
@@ -190,10 +199,13 @@ static __always_inline void vk_reset(struct sock *sk)
 
 	ca->base_rtt = VK_RTT_INF;
 	ca->ss_grow = 1;
-	ca->frac = 0;
-	ca->plus = (struct vk_plus){};	/* delay mode, no rate learnt: a new path */
-	/* Vegas-A/PIPE start each socket at the configured alpha, beta (seed 000, IV). */
-	ca->adapt = (struct vk_adapt){ .alpha = vk_params.alpha, .beta = vk_params.beta };
+	/* the variant's own state only: the others share its bytes (a constant branch) */
+	if (VK_VARIANT == VK_VEGAS_FR)
+		ca->frac = 0;
+	else if (VK_VARIANT == VK_VEGAS_PLUS)
+		ca->plus = (struct vk_plus){};	/* delay mode, no rate learnt: a new path */
+	else	/* Vegas-A/PIPE start each socket at the configured alpha, beta (seed 000, IV) */
+		ca->adapt = (struct vk_adapt){ .alpha = vk_params.alpha, .beta = vk_params.beta };
 	vk_enable(sk);
 }
 
@@ -300,16 +312,53 @@ static __always_inline void vk_trace_ack(struct sock *sk, __s32 rtt_us, __u32 in
 	vk_event_submit(e);
 }
 
-/* Record the decision in the socket's vk_flow (what `vegasctl flows` lists). */
-static __always_inline void vk_record(struct sock *sk, const struct vk_ca *ca,
+/* The held-back decisions into the record: the connection's baseRTT, their count
+ * and their rules, oldest first; none held back after it. */
+static __always_inline void vk_record_held(struct vk_flow *f, struct vk_ca *ca)
+{
+	__u64 rules = ca->rec_rules;
+	__u32 rule = 0;
+	int i;
+
+	f->base_rtt_us = ca->base_rtt;
+	for (i = 0; i < VK_RECORD_BATCH && i < ca->rec_held; i++) {
+		rule = rules & ((1u << VK_RECORD_RULE_BITS) - 1);
+		rules >>= VK_RECORD_RULE_BITS;
+		if (rule < VK_NR_RULES)
+			f->rule_count[rule]++;
+	}
+	if (ca->rec_held)
+		f->last_rule = rule;
+	f->decisions += ca->rec_held;
+	ca->rec_rules = 0;
+	ca->rec_held = 0;
+}
+
+/*
+ * The decision into the socket's vk_flow: what `vegasctl flows` lists, and the
+ * baseRTT a swap keeps. The write is an sk_storage lookup, cold on paths where
+ * decisions are an RTT apart, where it cost more than the rest of the decision
+ * (docs/DESIGN.md §5.1); so a socket holds its decisions back and writes at its
+ * first, then once VK_RECORD_BATCH wait or VK_RECORD_AGE_US has passed (the
+ * socket's own ACK clock, no helper call), and its release writes what is left.
+ */
+static __always_inline void vk_record(struct sock *sk, struct vk_ca *ca,
 				      const struct vk_sample *s, const struct vk_decision *d)
 {
+	__u32 now = (__u32)vk_tp(sk)->tcp_mstamp;
 	struct vk_flow *f;
 
-	f = bpf_sk_storage_get(&vk_flows, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!f)
+	ca->rec_rules |= (__u64)d->rule << (VK_RECORD_RULE_BITS * ca->rec_held);
+	ca->rec_held++;
+	if (ca->rec_written && ca->rec_held < VK_RECORD_BATCH &&
+	    now - ca->rec_us < VK_RECORD_AGE_US)
 		return;
-	f->base_rtt_us = ca->base_rtt;
+	f = bpf_sk_storage_get(&vk_flows, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!f) {		/* no memory: those decisions go uncounted, as one did before */
+		ca->rec_rules = 0;
+		ca->rec_held = 0;
+		return;
+	}
 	f->rtt_us = s->rtt;
 	f->diff = d->diff;
 	f->cwnd = d->cwnd;
@@ -317,11 +366,10 @@ static __always_inline void vk_record(struct sock *sk, const struct vk_ca *ca,
 	f->alpha = d->alpha;
 	f->beta = d->beta;
 	f->variant = VK_VARIANT;
-	f->last_rule = d->rule;
 	f->mode = d->mode;
-	f->decisions++;
-	if (d->rule < VK_NR_RULES)
-		f->rule_count[d->rule]++;
+	vk_record_held(f, ca);
+	ca->rec_written = 1;
+	ca->rec_us = now;
 }
 
 /*
@@ -329,10 +377,8 @@ static __always_inline void vk_record(struct sock *sk, const struct vk_ca *ca,
  * the ops also run in process context (setsockopt, close, the backlog) where a
  * softirq on the same CPU can run another op between a load and its store.
  */
-static __always_inline void vk_count_decision(__u32 rule)
+static __always_inline void vk_count_decision(struct vk_stats *st, __u32 rule)
 {
-	struct vk_stats *st = vk_stats_here();
-
 	if (!st)
 		return;
 	__sync_fetch_and_add(&st->decisions, 1);
@@ -356,9 +402,10 @@ static __always_inline __u32 vk_round_sent(const struct tcp_sock *tp, const stru
 	return ((__u32)bytes + mss - 1) / mss;
 }
 
-/* Once per RTT: build the sample, let the variant decide, apply. timed: the per-socket
- * flows record's share of a timed decision goes to vk_stats too (record_ns). */
-static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acked, bool timed)
+/* Once per RTT: build the sample, let the variant decide, apply; count it in st. timed:
+ * the per-socket flows record's share of a timed decision goes to st too (record_ns). */
+static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acked,
+					  struct vk_stats *st, bool timed)
 {
 	struct tcp_sock *tp = vk_tp(sk);
 	struct vk_ca *ca = vk_ca(sk);
@@ -384,7 +431,12 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		s.interval_us = tp->rate_interval_us;
 	}
 
-	struct vk_adapt before = ca->adapt;
+	/* Th' as the record shows it: the adaptive variants' own, none for the others
+	 * (their bytes of the union are another variant's state) */
+	struct vk_adapt before = {};
+
+	if (VK_VARIANT == VK_VEGAS_A || VK_VARIANT == VK_PIPE)
+		before = ca->adapt;
 
 	ca->beg_snd_nxt = tp->snd_nxt;	/* the extent of the next RTT */
 	ca->trace = p.trace & VK_TRACE_SOCKET;
@@ -400,17 +452,15 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		tp->snd_cwnd = d.cwnd;
 		tp->snd_ssthresh = d.ssthresh;
 	}
-	if (timed) {
-		struct vk_stats *st = vk_stats_here();
+	if (timed && st) {
 		__u64 r0 = bpf_ktime_get_ns();
 
 		vk_record(sk, ca, &s, &d);
-		if (st)
-			__sync_fetch_and_add(&st->record_ns, bpf_ktime_get_ns() - r0);
+		__sync_fetch_and_add(&st->record_ns, bpf_ktime_get_ns() - r0);
 	} else {
 		vk_record(sk, ca, &s, &d);
 	}
-	vk_count_decision(d.rule);
+	vk_count_decision(st, d.rule);
 	if ((p.trace & VK_TRACE_DECISIONS) && vk_trace_leased())
 		vk_trace_decision(sk, &p, &s, &before, &d);
 	ca->cnt_rtt = 0;
@@ -436,15 +486,13 @@ static __always_inline void vk_decide(struct sock *sk, __u32 ack, __u32 acked)
 
 	if (timed)
 		t0 = bpf_ktime_get_ns();
-	vk_decide_rtt(sk, ack, acked, timed);
-	if (!timed)
+	st = vk_stats_here();	/* the one lookup of the decision's counters */
+	vk_decide_rtt(sk, ack, acked, st, timed);
+	if (!timed || !st)
 		return;
 	t1 = bpf_ktime_get_ns();
 	c0 = bpf_ktime_get_ns();
 	c0 = bpf_ktime_get_ns() - c0;
-	st = vk_stats_here();
-	if (!st)
-		return;
 	__sync_fetch_and_add(&st->decisions_timed, 1);
 	__sync_fetch_and_add(&st->decision_ns, t1 - t0);
 	__sync_fetch_and_add(&st->clock_ns, c0);
@@ -612,14 +660,22 @@ __u32 BPF_PROG(vk_ssthresh, struct sock *sk)
 }
 
 /* Closed or moved away (the kernel calls release on both, even for a socket
- * never initialised: counted says whether init saw it). */
+ * never initialised: counted says whether init saw it). The decisions held back
+ * go into the record now, so a swap's next init finds the baseRTT as it stands. */
 SEC("struct_ops")
 void BPF_PROG(vk_release, struct sock *sk)
 {
+	struct vk_ca *ca = vk_ca(sk);
 	struct vk_stats *st;
+	struct vk_flow *f;
 
-	if (!vk_ca(sk)->counted)
+	if (!ca->counted)
 		return;
+	if (ca->rec_held) {
+		f = bpf_sk_storage_get(&vk_flows, sk, 0, 0);
+		if (f)
+			vk_record_held(f, ca);
+	}
 	st = vk_stats_here();
 	if (st)
 		__sync_fetch_and_add(&st->releases, 1);

@@ -207,10 +207,21 @@ enum vk_event_type {
 	VK_EV_DECISION	= 2,
 };
 
-/* Per-connection view kept in sk_storage (get_info is not allowed for BPF CCs). */
+/*
+ * Per-connection view kept in sk_storage (get_info is not allowed for BPF CCs).
+ * A socket writes it at its first decision, then once VK_RECORD_BATCH decisions
+ * wait or VK_RECORD_AGE_US has passed since the last write, whichever is first,
+ * and at release (its counts and baseRTT): a write is a cold sk_storage lookup
+ * that cost more than the rest of a decision (docs/DESIGN.md §5.1). The fields
+ * of "the last decision" are those of the last decision written.
+ */
+#define VK_RECORD_BATCH		12		/* the decisions a socket holds back, at most */
+#define VK_RECORD_RULE_BITS	5		/* a held-back decision's rule */
+#define VK_RECORD_AGE_US	250000u		/* the oldest a record gets while its socket decides */
+
 struct vk_flow {
 	__u32 base_rtt_us;	/* min RTT over the connection; survives a swap */
-	__u32 rtt_us;		/* RTT used by the last decision */
+	__u32 rtt_us;		/* RTT used by the last decision written */
 	__s32 diff;		/* last diff: packets (vegas family) or bytes (vegas_fr) */
 	__u32 cwnd;
 	__u32 ssthresh;

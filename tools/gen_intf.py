@@ -87,6 +87,8 @@ def generate(header: str) -> str:
         f"PLUS_RATE_EPOCH_MAX = {define(header, 'VK_PLUS_RATE_EPOCH_MAX')}",
         "# vegas_plus: rounds in a row a sign of a competitor must hold",
         f"PLUS_DETECT_ROUNDS = {define(header, 'VK_PLUS_DETECT_ROUNDS')}",
+        "# the decisions a socket holds back from its flows record, at most",
+        f"RECORD_BATCH = {define(header, 'VK_RECORD_BATCH')}",
         "",
     ])
 

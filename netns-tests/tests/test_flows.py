@@ -164,3 +164,55 @@ def test_a_v6_socket_is_named_by_its_own_addresses():
     assert {(r["netns"], r["saddr"], r["daddr"], r["ca"]) for r in mine} \
         == {(sender_ns, SENDER, RECEIVER, cc)}, mine[:3]
     assert {r["sport"] for r in mine} <= {f["sport"] for f in seen}, (mine[:3], seen)
+
+
+@pytest.mark.needs_kernel("iter_setsockopt", "iter_tcp_sk_storage")
+def test_the_record_holds_decisions_back_and_release_writes_them():
+    """A socket writes its flows record at its first decision and then only once
+    VK_RECORD_BATCH decisions wait or VK_RECORD_AGE_US has passed (a cold sk_storage
+    write per decision was most of a decision's cost, docs/DESIGN.md §5.1). On this
+    path (20 Mbit/s, queueing delay only) a batch fills in a few ms, long before the
+    age, so every snapshot shows the 1st, 13th, 25th... decision, with that decision's
+    own fields; and release writes the rest: once the connection is moved to reno,
+    its record counts exactly the decisions, and the rules, that the trace saw."""
+    from collections import Counter
+    from vegaskit.intf import RECORD_BATCH
+    from vegaskit.testbed.vtrace import Trace
+    with loaded("vegas", "--name", "vk_held") as cc, Lab() as lab:
+        path = htb_path(lab, 20_000_000, 100)
+        iperf.server(lab, path.receiver, 5204)
+        snaps = []
+        with Trace("--decisions", "--controller", cc) as t:
+            client = iperf.client(lab, path.sender, RECEIVER, 5204, cc, 30)
+            time.sleep(2)
+            for _ in range(12):
+                snaps.append([f for f in vegasctl_json("flows", "--controller", cc)
+                              if f["dport"] == 5204])
+                time.sleep(0.13)
+            moved = vegasctl_json("swap", "reno", "--netns", path.sender.name, "--from", cc)
+            time.sleep(0.5)
+        final = [f for f in vegasctl_json("flows", "--all") if f["dport"] == 5204]
+        client.terminate()
+        client.wait(timeout=30)
+    assert moved["moved"] >= 1, moved
+    mine = [r for r in t.records if r["dport"] == 5204]
+    data = Counter(r["sport"] for r in mine).most_common(1)[0][0]   # iperf3's data socket
+    decided = [r for r in mine if r["sport"] == data]
+    rec = next(f for f in final if f["sport"] == data)
+    assert rec["ca"] == "reno", rec
+    assert rec["decisions"] == len(decided) > 100, (rec["decisions"], len(decided), t.stderr)
+    assert {k: v for k, v in rec["rules"].items() if v} == dict(Counter(r["rule"] for r in decided))
+    # the age cannot have fired before a snapshot's decision: every batch before it
+    # filled well within VK_RECORD_AGE_US (250 ms)
+    times = [r["time_s"] for r in decided]
+    spans = [times[k + RECORD_BATCH] - times[k] for k in range(0, len(times) - RECORD_BATCH,
+                                                                 RECORD_BATCH)]
+    shown = [next(f for f in now if f["sport"] == data)["decisions"] for now in snaps]
+    assert max(spans[:max(shown) // RECORD_BATCH + 1]) < 0.2, spans
+    assert all(d % RECORD_BATCH == 1 for d in shown), shown
+    for now in snaps:
+        f = next(f for f in now if f["sport"] == data)
+        r = decided[f["decisions"] - 1]
+        assert (f["base_rtt_us"], f["rtt_us"], f["diff"], f["alpha"], f["beta"],
+                f["decision_cwnd"]) == (r["base_rtt_us"], r["rtt_us"], r["diff"], r["alpha"],
+                                        r["beta"], r["cwnd_after"]), (f, r)

@@ -31,13 +31,31 @@ def pytest_collection_modifyitems(config, items):
     (pytest-rerunfailures; the log shows each as R and counts the reruns): its flows
     share two cores with whatever else the machine runs, and machines of this kind
     differ in that noise (docs/DESIGN.md §9.3). Three times is a failure. Not the
-    reliability cases, which count
-    each case once, and a rerun of a test that reads a module's shared runs sees the
-    same runs."""
+    reliability cases, which count each case once. A rerun of a test that reads a
+    module's shared runs sees the same runs, unless its fixture makes them per
+    attempt (PerAttempt)."""
     for item in items:
         if item.get_closest_marker("kernel") and not item.get_closest_marker("reliability"):
             item.add_marker(pytest.mark.flaky(reruns=2, reruns_delay=5,
                                               only_rerun=["AssertionError"]))
+
+
+class PerAttempt:
+    """A module's shared runs, made once per attempt at its tests: every test's first
+    attempt shares one set, and a rerun (pytest-rerunfailures' execution_count 2, 3)
+    gets a set of its own, made at its first need and shared by the module's other
+    reruns of that attempt, so a rerun judges fresh flows, not the ones that failed
+    (docs/DESIGN.md §9.3). A module fixture returns PerAttempt(make); a function
+    fixture hands its tests `.get(request)`."""
+
+    def __init__(self, make):
+        self.make, self.made = make, {}
+
+    def get(self, request):
+        attempt = getattr(request.node, "execution_count", 1)
+        if attempt not in self.made:
+            self.made[attempt] = self.make()
+        return self.made[attempt]
 
 
 def available_cc() -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import vegasctl, vegasctl_json
+from conftest import PerAttempt, vegasctl, vegasctl_json
 from vegaskit.analysis import metrics
 from vegaskit.analysis.records import read_csv
 from vegaskit.testbed import runner
@@ -53,16 +53,24 @@ def data_flow(records: list[dict]) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def vegas_run(tmp_path_factory):
+def vegas_runs(tmp_path_factory):
     """bpf_vegas, 10 Mbit/s, 40 ms, 12 s, every ACK and decision traced, retuned
     from alpha, beta = 2, 4 to 3, 6 at 5 s, and a `vegasctl flows` snapshot taken 8 s in."""
-    out = tmp_path_factory.mktemp("vegas")
-    snaps = []
-    sm = runner.execute(one_flow("bpf_vegas", 12, trace="all").run("r", "p"), out,
-                        at=[(5.0, lambda db: vegasctl("set", "bpf_vegas", "alpha=3", "beta=6")),
-                            (8.0, lambda db: snaps.append(vegasctl_json("flows")))])
-    records = parse_csv((out / "trace.csv").read_text())
-    return sm, out, records, snaps[0]
+    def make():
+        out = tmp_path_factory.mktemp("vegas")
+        snaps = []
+        sm = runner.execute(one_flow("bpf_vegas", 12, trace="all").run("r", "p"), out,
+                            at=[(5.0, lambda db: vegasctl("set", "bpf_vegas", "alpha=3",
+                                                          "beta=6")),
+                                (8.0, lambda db: snaps.append(vegasctl_json("flows")))])
+        records = parse_csv((out / "trace.csv").read_text())
+        return sm, out, records, snaps[0]
+    return PerAttempt(make)
+
+
+@pytest.fixture
+def vegas_run(request, vegas_runs):
+    return vegas_runs.get(request)
 
 
 def test_every_rtt_has_one_decision(vegas_run):
@@ -209,17 +217,24 @@ CA_RULES = {"inc", "dec", "hold", "inc_adapt", "dec_adapt"}
 
 
 @pytest.fixture(scope="module")
-def adaptive_run(tmp_path_factory):
+def adaptive_runs(tmp_path_factory):
     """Vegas-A and PIPE with their defaults (semantics=paper), one after the
     other on the same path (10 Mbit/s, 40 ms, 50 packets), 20 s each, decisions traced."""
-    out = {}
-    for cc in ("bpf_vegas_a", "bpf_pipe"):
-        d = tmp_path_factory.mktemp(cc)
-        runner.execute(one_flow(cc, 20).run("r", "p"), d)
-        out[cc] = [r for r in data_flow(parse_csv((d / "trace.csv").read_text()))
-                   if r["ca"] == cc]
-        out[cc + ":late"] = late_releases(d)
-    return out
+    def make():
+        out = {}
+        for cc in ("bpf_vegas_a", "bpf_pipe"):
+            d = tmp_path_factory.mktemp(cc)
+            runner.execute(one_flow(cc, 20).run("r", "p"), d)
+            out[cc] = [r for r in data_flow(parse_csv((d / "trace.csv").read_text()))
+                       if r["ca"] == cc]
+            out[cc + ":late"] = late_releases(d)
+        return out
+    return PerAttempt(make)
+
+
+@pytest.fixture
+def adaptive_run(request, adaptive_runs):
+    return adaptive_runs.get(request)
 
 
 def late_releases(rundir: Path) -> list[float]:

@@ -61,7 +61,7 @@ struct vk_ca {
 		__s32 frac;		/* vegas_fr: accumulated fractional window, 1/1024 pkt */
 		struct vk_plus plus;	/* vegas_plus: mode, rate maximum, probe */
 	};
-	/* decisions not yet in the flows record (vk_record()) */
+	/* decisions not yet in the flows record nor the counters (vk_record()) */
 	__u64 rec_rules;	/* their rules, VK_RECORD_RULE_BITS each, oldest lowest */
 	__u32 rec_us;		/* tcp_mstamp (low 32 bits) of the last write */
 	__u8 rec_held;		/* how many */
@@ -312,38 +312,55 @@ static __always_inline void vk_trace_ack(struct sock *sk, __s32 rtt_us, __u32 in
 	vk_event_submit(e);
 }
 
-/* The held-back decisions into the record: the connection's baseRTT, their count
- * and their rules, oldest first; none held back after it. */
-static __always_inline void vk_record_held(struct vk_flow *f, struct vk_ca *ca)
+/*
+ * The held-back decisions into the socket's record (f; NULL: none to be had) and into
+ * the instance's counters (st): their count and their rules, oldest first, and the
+ * connection's baseRTT; none held back after it. The counters are per CPU, so no
+ * two CPUs share a line; still atomic adds: the ops also run in process context
+ * (setsockopt, close, the backlog) where a softirq on the same CPU can run another op
+ * between a load and its store.
+ */
+static __always_inline void vk_flush_held(struct vk_flow *f, struct vk_stats *st,
+					  struct vk_ca *ca)
 {
 	__u64 rules = ca->rec_rules;
-	__u32 rule = 0;
+	__u32 held = ca->rec_held, rule = 0;
 	int i;
 
-	f->base_rtt_us = ca->base_rtt;
-	for (i = 0; i < VK_RECORD_BATCH && i < ca->rec_held; i++) {
+	for (i = 0; i < VK_RECORD_BATCH && i < held; i++) {
 		rule = rules & ((1u << VK_RECORD_RULE_BITS) - 1);
 		rules >>= VK_RECORD_RULE_BITS;
-		if (rule < VK_NR_RULES)
+		if (rule >= VK_NR_RULES)
+			continue;
+		if (f)
 			f->rule_count[rule]++;
+		if (st)
+			__sync_fetch_and_add(&st->rule_count[rule], 1);
 	}
-	if (ca->rec_held)
-		f->last_rule = rule;
-	f->decisions += ca->rec_held;
+	if (f) {
+		f->base_rtt_us = ca->base_rtt;
+		f->decisions += held;
+		if (held)
+			f->last_rule = rule;
+	}
+	if (st && held)
+		__sync_fetch_and_add(&st->decisions, held);
 	ca->rec_rules = 0;
 	ca->rec_held = 0;
 }
 
 /*
- * The decision into the socket's vk_flow: what `vegasctl flows` lists, and the
- * baseRTT a swap keeps. The write is an sk_storage lookup, cold on paths where
- * decisions are an RTT apart, where it cost more than the rest of the decision
- * (docs/DESIGN.md §5.1); so a socket holds its decisions back and writes at its
- * first, then once VK_RECORD_BATCH wait or VK_RECORD_AGE_US has passed (the
- * socket's own ACK clock, no helper call), and its release writes what is left.
+ * The decision into the socket's vk_flow (what `vegasctl flows` lists, and the
+ * baseRTT a swap keeps) and into the instance's vk_stats. Both are cold on paths
+ * where decisions are an RTT apart: the record's sk_storage lookup cost more than
+ * the rest of the decision (docs/DESIGN.md §5.1). So a socket holds its decisions
+ * back and writes both at its first, then once VK_RECORD_BATCH wait or
+ * VK_RECORD_AGE_US has passed (the socket's own ACK clock, no helper call), and its
+ * release writes what is left. st: the counters if the caller has them, else NULL.
  */
 static __always_inline void vk_record(struct sock *sk, struct vk_ca *ca,
-				      const struct vk_sample *s, const struct vk_decision *d)
+				      const struct vk_sample *s, const struct vk_decision *d,
+				      struct vk_stats *st)
 {
 	__u32 now = (__u32)vk_tp(sk)->tcp_mstamp;
 	struct vk_flow *f;
@@ -353,37 +370,22 @@ static __always_inline void vk_record(struct sock *sk, struct vk_ca *ca,
 	if (ca->rec_written && ca->rec_held < VK_RECORD_BATCH &&
 	    now - ca->rec_us < VK_RECORD_AGE_US)
 		return;
-	f = bpf_sk_storage_get(&vk_flows, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!f) {		/* no memory: those decisions go uncounted, as one did before */
-		ca->rec_rules = 0;
-		ca->rec_held = 0;
-		return;
-	}
-	f->rtt_us = s->rtt;
-	f->diff = d->diff;
-	f->cwnd = d->cwnd;
-	f->ssthresh = d->ssthresh;
-	f->alpha = d->alpha;
-	f->beta = d->beta;
-	f->variant = VK_VARIANT;
-	f->mode = d->mode;
-	vk_record_held(f, ca);
-	ca->rec_written = 1;
-	ca->rec_us = now;
-}
-
-/*
- * The instance's totals, per CPU, so no two CPUs share a line. Still atomic adds:
- * the ops also run in process context (setsockopt, close, the backlog) where a
- * softirq on the same CPU can run another op between a load and its store.
- */
-static __always_inline void vk_count_decision(struct vk_stats *st, __u32 rule)
-{
 	if (!st)
-		return;
-	__sync_fetch_and_add(&st->decisions, 1);
-	if (rule < VK_NR_RULES)
-		__sync_fetch_and_add(&st->rule_count[rule], 1);
+		st = vk_stats_here();
+	f = bpf_sk_storage_get(&vk_flows, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (f) {		/* no memory: the counters still count them */
+		f->rtt_us = s->rtt;
+		f->diff = d->diff;
+		f->cwnd = d->cwnd;
+		f->ssthresh = d->ssthresh;
+		f->alpha = d->alpha;
+		f->beta = d->beta;
+		f->variant = VK_VARIANT;
+		f->mode = d->mode;
+		ca->rec_written = 1;
+		ca->rec_us = now;
+	}
+	vk_flush_held(f, st, ca);
 }
 
 /*
@@ -402,10 +404,11 @@ static __always_inline __u32 vk_round_sent(const struct tcp_sock *tp, const stru
 	return ((__u32)bytes + mss - 1) / mss;
 }
 
-/* Once per RTT: build the sample, let the variant decide, apply; count it in st. timed:
- * the per-socket flows record's share of a timed decision goes to st too (record_ns). */
+/* Once per RTT: build the sample, let the variant decide, apply, record. st: the
+ * instance's counters when the decision is timed (the record's share of it goes there
+ * too, record_ns), else NULL. */
 static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acked,
-					  struct vk_stats *st, bool timed)
+					  struct vk_stats *st)
 {
 	struct tcp_sock *tp = vk_tp(sk);
 	struct vk_ca *ca = vk_ca(sk);
@@ -452,15 +455,14 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 		tp->snd_cwnd = d.cwnd;
 		tp->snd_ssthresh = d.ssthresh;
 	}
-	if (timed && st) {
+	if (st) {
 		__u64 r0 = bpf_ktime_get_ns();
 
-		vk_record(sk, ca, &s, &d);
+		vk_record(sk, ca, &s, &d, st);
 		__sync_fetch_and_add(&st->record_ns, bpf_ktime_get_ns() - r0);
 	} else {
-		vk_record(sk, ca, &s, &d);
+		vk_record(sk, ca, &s, &d, NULL);
 	}
-	vk_count_decision(st, d.rule);
 	if ((p.trace & VK_TRACE_DECISIONS) && vk_trace_leased())
 		vk_trace_decision(sk, &p, &s, &before, &d);
 	ca->cnt_rtt = 0;
@@ -481,14 +483,15 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 static __always_inline void vk_decide(struct sock *sk, __u32 ack, __u32 acked)
 {
 	bool timed = (vk_ca(sk)->trace & VK_TRACE_COST) && vk_trace_leased();
-	struct vk_stats *st;
+	struct vk_stats *st = NULL;
 	__u64 t0 = 0, t1, c0;
 
-	if (timed)
+	if (timed) {
 		t0 = bpf_ktime_get_ns();
-	st = vk_stats_here();	/* the one lookup of the decision's counters */
-	vk_decide_rtt(sk, ack, acked, st, timed);
-	if (!timed || !st)
+		st = vk_stats_here();	/* the decision's own lookup, when it counts */
+	}
+	vk_decide_rtt(sk, ack, acked, st);
+	if (!st)
 		return;
 	t1 = bpf_ktime_get_ns();
 	c0 = bpf_ktime_get_ns();
@@ -661,7 +664,8 @@ __u32 BPF_PROG(vk_ssthresh, struct sock *sk)
 
 /* Closed or moved away (the kernel calls release on both, even for a socket
  * never initialised: counted says whether init saw it). The decisions held back
- * go into the record now, so a swap's next init finds the baseRTT as it stands. */
+ * go into the record and the counters now, so a swap's next init finds the
+ * baseRTT as it stands. */
 SEC("struct_ops")
 void BPF_PROG(vk_release, struct sock *sk)
 {
@@ -671,12 +675,11 @@ void BPF_PROG(vk_release, struct sock *sk)
 
 	if (!ca->counted)
 		return;
+	st = vk_stats_here();
 	if (ca->rec_held) {
 		f = bpf_sk_storage_get(&vk_flows, sk, 0, 0);
-		if (f)
-			vk_record_held(f, ca);
+		vk_flush_held(f, st, ca);
 	}
-	st = vk_stats_here();
 	if (st)
 		__sync_fetch_and_add(&st->releases, 1);
 }

@@ -174,7 +174,9 @@ def test_the_record_holds_decisions_back_and_release_writes_them():
     path (20 Mbit/s, queueing delay only) a batch fills in a few ms, long before the
     age, so every snapshot shows the 1st, 13th, 25th... decision, with that decision's
     own fields; and release writes the rest: once the connection is moved to reno,
-    its record counts exactly the decisions, and the rules, that the trace saw."""
+    its record counts exactly the decisions, and the rules, that the trace saw, and the
+    instance's counters (`vegasctl metrics`), added at the same writes, count every
+    decision of its sockets (iperf3's data and control connections)."""
     from collections import Counter
     from vegaskit.intf import RECORD_BATCH
     from vegaskit.testbed.vtrace import Trace
@@ -192,6 +194,8 @@ def test_the_record_holds_decisions_back_and_release_writes_them():
             moved = vegasctl_json("swap", "reno", "--netns", path.sender.name, "--from", cc)
             time.sleep(0.5)
         final = [f for f in vegasctl_json("flows", "--all") if f["dport"] == 5204]
+        counted = sum(int(line.rsplit(" ", 1)[1]) for line in vegasctl("metrics").stdout.splitlines()
+                      if line.startswith(f'vegaskit_decisions_total{{controller="{cc}",'))
         client.terminate()
         client.wait(timeout=30)
     assert moved["moved"] >= 1, moved
@@ -202,6 +206,8 @@ def test_the_record_holds_decisions_back_and_release_writes_them():
     assert rec["ca"] == "reno", rec
     assert rec["decisions"] == len(decided) > 100, (rec["decisions"], len(decided), t.stderr)
     assert {k: v for k, v in rec["rules"].items() if v} == dict(Counter(r["rule"] for r in decided))
+    # the instance's counters, added at the same writes: every socket on it has left
+    assert counted == len(mine), (counted, len(mine))
     # the age cannot have fired before a snapshot's decision: every batch before it
     # filled well within VK_RECORD_AGE_US (250 ms)
     times = [r["time_s"] for r in decided]

@@ -211,8 +211,9 @@ enum vk_event_type {
  * Per-connection view kept in sk_storage (get_info is not allowed for BPF CCs).
  * A socket writes it at its first decision, then once VK_RECORD_BATCH decisions
  * wait or VK_RECORD_AGE_US has passed since the last write, whichever is first,
- * and at release (its counts and baseRTT): a write is a cold sk_storage lookup
- * that cost more than the rest of a decision (docs/DESIGN.md §5.1). The fields
+ * and at release (its counts and baseRTT): a write is a cold sk_storage lookup,
+ * measured at over half of a decision on one machine and a quarter on another
+ * (docs/DESIGN.md §5.1). The fields
  * of "the last decision" are those of the last decision written.
  */
 #define VK_RECORD_BATCH		12		/* the decisions a socket holds back, at most */

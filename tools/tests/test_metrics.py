@@ -401,6 +401,45 @@ def test_queue_stats_equal_spacing_matches_plain_stats(qs, dt):
 
 
 # --------------------------------------------------------------------------
+# arrival_view
+
+
+def test_arrival_view_of_a_pair_behind_a_busy_link():
+    # as linkemu logs it: packet A into an idle link (enq 1, deq 0 at once); B and C
+    # arrive together 0.1 s later while A serializes (enq 1, enq 2); B starts at 1.0,
+    # C at 2.0. Time average of waiting over [0, 2]: 0 for 0.1 s, 2 for 0.9 s, 1 for
+    # 1 s = 2.8 / 2 = 1.4; packets ahead at arrival: A 0, B 0, C 1 -> 1/3; waits:
+    # A 0, B 0.9, C 1.9 -> 2.8 / 3.
+    ev = [(0.0, 1, "enq"), (0.0, 0, "deq"), (0.1, 1, "enq"), (0.1, 2, "enq"),
+          (1.0, 1, "deq"), (2.0, 0, "deq")]
+    v = m.arrival_view(ev)
+    assert v.ahead == approx(1 / 3) and v.wait_s == approx(2.8 / 3)
+    assert m.queue_stats([(t, n) for t, n, _ in ev], t_end=2.0).mean == approx(1.4)
+
+
+def test_arrival_view_skips_drops_and_losses_and_unserved_packets():
+    # a drop is never admitted; a loss (after serialization) moves nothing; the
+    # packet still waiting at the end counts as ahead-at-arrival but has no wait
+    ev = [(0.0, 1, "enq"), (0.0, 0, "deq"), (0.5, 1, "enq"), (0.5, 1, "drop"),
+          (1.0, 0, "deq"), (1.2, 0, "loss"), (1.5, 1, "enq")]
+    v = m.arrival_view(ev)
+    assert v.ahead == 0 and v.wait_s == approx(0.25)
+    assert m.arrival_view([(0.0, 0, "drop")]) is None
+
+
+@pytest.mark.parametrize("events", [
+    [(0.0, 0, "enq")],                      # an admitted packet leaves one waiting
+    [(0.0, 0, "deq")],                      # nothing to start
+    [(0.0, 1, "enq", 5)],                   # wrong arity
+    [(math.nan, 1, "enq")],
+    [(0.0, -1, "drop")],
+])
+def test_arrival_view_rejects(events):
+    with pytest.raises(ValueError):
+        m.arrival_view(events)
+
+
+# --------------------------------------------------------------------------
 # retransmissions / loss_rate
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "weighted_percentile",
     "percentile",
     "queue_stats",
+    "arrival_view",
     "retransmissions",
     "loss_rate",
     "convergence_time",
@@ -73,6 +74,13 @@ class QueueStats(NamedTuple):
 
     mean: float
     p95: float
+
+
+class ArrivalView(NamedTuple):
+    """Result of :func:`arrival_view`: what the admitted packets met."""
+
+    ahead: float    # packets waiting ahead of each, mean
+    wait_s: float   # seconds from its arrival to the start of its serialization, mean
 
 
 # --------------------------------------------------------------------------
@@ -383,6 +391,44 @@ def queue_stats(
         raise ValueError("queue_stats needs a positive observed duration")
     mean = math.fsum(q * d for q, d in zip(qs, durs)) / total
     return QueueStats(mean=mean, p95=weighted_percentile(qs, durs, 95))
+
+
+def arrival_view(events: Sequence[Sequence]) -> ArrivalView | None:
+    """The queue as the packets arriving at a FIFO met it, where :func:`queue_stats`
+    gives it as time saw it (docs/DESIGN.md §6.6). A delay-based sender measures the
+    first: each RTT sample is one packet's wait, so packets that arrive in bursts meet
+    a deeper queue than the time average holds.
+
+    ``events`` are ``(t_seconds, waiting, kind)`` in time order as linkemu logs them:
+    ``waiting`` counts the packets queued after the event, not the one in
+    serialization; ``enq`` admits a packet, ``deq`` starts one's serialization (first
+    in, first out), other kinds (``drop``, ``loss``) move no admitted packet in or out
+    of the waiting line. ``ahead`` is the mean over admitted packets of those waiting
+    when each came; ``wait_s`` the mean over those that began serialization of the time
+    from its ``enq`` to its ``deq``. None when no packet was admitted.
+    """
+    arrivals: list[float] = []
+    ahead: list[float] = []
+    waits: list[float] = []
+    served = 0
+    for i, e in enumerate(events):
+        if len(e) != 3:
+            raise ValueError(f"events[{i}] must be (t, waiting, kind), got {e!r}")
+        t, n, kind = _finite(e[0], f"events[{i}].t"), _nonneg(e[1], f"events[{i}].waiting"), e[2]
+        if kind == "enq":
+            if n < 1:
+                raise ValueError(f"events[{i}]: an enq leaves at least 1 waiting, got {n}")
+            arrivals.append(t)
+            ahead.append(n - 1)
+        elif kind == "deq":
+            if served >= len(arrivals):
+                raise ValueError(f"events[{i}]: a deq with no packet admitted before it")
+            waits.append(t - arrivals[served])
+            served += 1
+    if not ahead:
+        return None
+    return ArrivalView(ahead=math.fsum(ahead) / len(ahead),
+                       wait_s=math.fsum(waits) / len(waits) if waits else 0.0)
 
 
 # --------------------------------------------------------------------------

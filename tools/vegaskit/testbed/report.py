@@ -96,6 +96,29 @@ def _run_tables(summaries: list[dict]) -> list[str]:
                    f"{num(_med(deep('queue_delay_p95_ms').get('values', [])))} | "
                    f"{interval(figures.summarise([sm['queue_mean_pkts'] for sm in sms]))} | "
                    f"{num(_med(sm['bottleneck_loss_rate'] for sm in sms))} |")
+    return out + _arrival_rows(by_run)
+
+
+def _arrival_rows(by_run: dict[str, list[dict]]) -> list[str]:
+    """The bottleneck's queue as its arriving packets met it beside the time average
+    (runner.link_queues), for the runs whose every repetition measured it (runs
+    summarised before it have none)."""
+    runs = {run: [sm["links"]["bottleneck"] for sm in sms] for run, sms in by_run.items()
+            if all("arrival_wait_pkts" in sm.get("links", {}).get("bottleneck", {}) for sm in sms)}
+    if not runs:
+        return []
+    out = ["", "The bottleneck's queue as time saw it and as its arriving packets met it: "
+           "packets waiting ahead of each when it came, and its wait until its "
+           "serialization began in 1500-byte packet times at the link's rate (what one RTT "
+           "sample of its sender holds beyond the path's); a packet in serialization is in "
+           "neither count, so a packet that arrives while the link is busy waits up to one "
+           "more packet time than those ahead of it take.", "",
+           "| run | time average (pkts) | packets ahead at arrival | wait at arrival (packet times) |",
+           "|---|---|---|---|"]
+    for run, links in runs.items():
+        col = lambda k: interval(figures.summarise([ln[k] for ln in links]))  # noqa: E731
+        out.append(f"| {run} | {col('queue_mean_pkts')} | {col('arrival_ahead_pkts')} | "
+                   f"{col('arrival_wait_pkts')} |")
     return out
 
 

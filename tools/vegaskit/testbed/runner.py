@@ -496,8 +496,10 @@ def adapt_rises(decisions: list[dict]) -> dict:
 
 def link_queues(run: Run, queues: dict[str, list], t_end: float) -> dict[str, dict]:
     """Each link's forward queue: mean and p95 in packets, the p95 as delay at
-    the link's rate, and drops. The queue of a path builds where its rate is
-    lowest; with equal rates that can be an access link, not the bottleneck."""
+    the link's rate, and drops; and the queue the arriving packets met (packets
+    ahead of each, and its wait in 1500-byte packet times at the link's rate). The
+    queue of a path builds where its rate is lowest; with equal rates that can be an
+    access link, not the bottleneck."""
     rates = {"bottleneck": run.bottleneck.rate_bps}
     for f in run.flows:
         rates[f"s{f.index}"], rates[f"d{f.index}"] = f.access.rate_bps, f.egress.rate_bps
@@ -510,6 +512,10 @@ def link_queues(run: Run, queues: dict[str, list], t_end: float) -> dict[str, di
                      "queue_p95_pkts": qs.p95 if qs else 0,
                      "queue_delay_p95_ms": round((qs.p95 if qs else 0) * pkt_ms, 2),
                      "drops": sum(1 for _, _, ev in q if ev == "drop")}
+        # the queue as arriving packets met it: what a sender's RTT samples measure
+        if (seen := metrics.arrival_view(q)) and pkt_ms:
+            out[name]["arrival_ahead_pkts"] = round(seen.ahead, 3)
+            out[name]["arrival_wait_pkts"] = round(seen.wait_s * 1000 / pkt_ms, 3)
     return out
 
 

@@ -1,0 +1,45 @@
+"""The queue as arriving packets met it, beside the time average (runner.link_queues,
+report._arrival_rows): what a delay-based sender's RTT samples measure."""
+from types import SimpleNamespace
+
+import pytest
+
+from vegaskit.testbed import report, runner
+
+
+def _run(rate_bps=10_000_000):
+    return SimpleNamespace(bottleneck=SimpleNamespace(rate_bps=rate_bps), flows=[])
+
+
+def test_each_link_gets_the_queue_its_packets_met_in_packet_times():
+    # a 1500-byte packet takes 1.2 ms at 10 Mbit/s. A into an idle link; B and C
+    # together 0.1 ms later; B starts at 1.2 ms, C at 2.4 ms: waits 0, 1.1, 2.3 ms
+    # = 3.4 / 3 ms = 0.944 packet times; ahead 0, 0, 1 -> 0.333
+    q = [(0.0, 1, "enq"), (0.0, 0, "deq"), (0.0001, 1, "enq"), (0.0001, 2, "enq"),
+         (0.0012, 1, "deq"), (0.0024, 0, "deq")]
+    out = runner.link_queues(_run(), {"bottleneck": q}, 0.0036)["bottleneck"]
+    assert out["arrival_ahead_pkts"] == 0.333
+    assert out["arrival_wait_pkts"] == pytest.approx(0.944, abs=0.001)
+    assert out["queue_mean_pkts"] == round((2 * 0.0011 + 1 * 0.0012) / 0.0036, 2)
+
+
+def test_an_unlimited_link_or_an_empty_log_gets_none():
+    q = [(0.0, 1, "enq"), (0.0, 0, "deq")]
+    assert "arrival_wait_pkts" not in runner.link_queues(_run(0), {"bottleneck": q}, 1.0)["bottleneck"]
+    assert "arrival_wait_pkts" not in runner.link_queues(_run(), {"bottleneck": [(0.0, 0, "drop")]},
+                                                         1.0)["bottleneck"]
+
+
+def _sm(run, wait=None):
+    link = {"queue_mean_pkts": 1.3}
+    if wait is not None:
+        link |= {"arrival_ahead_pkts": 1.5, "arrival_wait_pkts": wait}
+    return {"run": run, "links": {"bottleneck": link}}
+
+
+def test_the_report_lists_only_runs_whose_every_repetition_measured_it():
+    by_run = {"fr": [_sm("fr", 2.0), _sm("fr", 2.2)], "old": [_sm("old", 2.0), _sm("old")]}
+    rows = report._arrival_rows(by_run)
+    assert rows[-1] == "| fr | 1.3 [1.3, 1.3] (2, 50%) | 1.5 [1.5, 1.5] (2, 50%) | 2.1 [2, 2.2] (2, 50%) |"
+    assert not any(r.startswith("| old") for r in rows)
+    assert report._arrival_rows({"old": [_sm("old")]}) == []

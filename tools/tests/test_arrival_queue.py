@@ -30,16 +30,36 @@ def test_an_unlimited_link_or_an_empty_log_gets_none():
                                                          1.0)["bottleneck"]
 
 
-def _sm(run, wait=None):
+def _sm(run, wait=None, above_ms=None):
     link = {"queue_mean_pkts": 1.3}
     if wait is not None:
         link |= {"arrival_ahead_pkts": 1.5, "arrival_wait_pkts": wait}
-    return {"run": run, "links": {"bottleneck": link}}
+    flows = [{"flow": 1, "decisions": {} if above_ms is None else {"rtt_above_base_ms": above_ms}},
+             {"flow": 2}]       # a reno flow: no decisions
+    return {"run": run, "links": {"bottleneck": link}, "flows": flows,
+            "bottleneck": {"rate_bps": 10_000_000}}
 
 
 def test_the_report_lists_only_runs_whose_every_repetition_measured_it():
-    by_run = {"fr": [_sm("fr", 2.0), _sm("fr", 2.2)], "old": [_sm("old", 2.0), _sm("old")]}
+    by_run = {"fr": [_sm("fr", 2.0, 1.8), _sm("fr", 2.2, 2.04)],
+              "untraced": [_sm("untraced", 2.0), _sm("untraced", 2.0)],
+              "old": [_sm("old", 2.0), _sm("old")]}
     rows = report._arrival_rows(by_run)
-    assert rows[-1] == "| fr | 1.3 [1.3, 1.3] (2, 50%) | 1.5 [1.5, 1.5] (2, 50%) | 2.1 [2, 2.2] (2, 50%) |"
+    # 1.8 and 2.04 ms over a 1.2 ms packet time: 1.5 and 1.7 packet times
+    assert rows[-2] == ("| fr | 1.3 [1.3, 1.3] (2, 50%) | 1.5 [1.5, 1.5] (2, 50%) | "
+                        "2.1 [2, 2.2] (2, 50%) | 1.6 [1.5, 1.7] (2, 50%) |")
+    assert rows[-1].startswith("| untraced |") and rows[-1].endswith("| - |")
     assert not any(r.startswith("| old") for r in rows)
     assert report._arrival_rows({"old": [_sm("old")]}) == []
+
+
+def test_a_flows_decisions_give_the_rtt_they_read_above_base_rtt_over_its_second_half():
+    # flow active 0-10 s: decisions at 2 s (first half, left out), 6 s and 9 s read
+    # 1.0 and 3.0 ms above a baseRTT of 40 ms -> 2.0 ms
+    t0 = 100.0
+    fl = {"flow": 1, "start_s": 0.0, "end_s": 10.0}
+    recs = [{"type": "decision", "dport": runner.BASE_PORT + 1, "time_s": t0 + t, "rule": "hold",
+             "alpha": 1, "rtt_us": 40000 + ex, "base_rtt_us": 40000}
+            for t, ex in ((2.0, 9000), (6.0, 1000), (9.0, 3000))]
+    runner.decisions_per_flow([fl], recs, t0)
+    assert fl["decisions"]["rtt_above_base_ms"] == 2.0

@@ -103,23 +103,41 @@ def _arrival_rows(by_run: dict[str, list[dict]]) -> list[str]:
     """The bottleneck's queue as its arriving packets met it beside the time average
     (runner.link_queues), for the runs whose every repetition measured it (runs
     summarised before it have none)."""
-    runs = {run: [sm["links"]["bottleneck"] for sm in sms] for run, sms in by_run.items()
+    runs = {run: sms for run, sms in by_run.items()
             if all("arrival_wait_pkts" in sm.get("links", {}).get("bottleneck", {}) for sm in sms)}
     if not runs:
         return []
     out = ["", "The bottleneck's queue as time saw it and as its arriving packets met it: "
            "packets waiting ahead of each when it came, and its wait until its "
-           "serialization began in 1500-byte packet times at the link's rate (what one RTT "
-           "sample of its sender holds beyond the path's); a packet in serialization is in "
+           "serialization began in 1500-byte packet times at the link's rate (the part of "
+           "one RTT sample the bottleneck's queue adds); a packet in serialization is in "
            "neither count, so a packet that arrives while the link is busy waits up to one "
-           "more packet time than those ahead of it take.", "",
-           "| run | time average (pkts) | packets ahead at arrival | wait at arrival (packet times) |",
-           "|---|---|---|---|"]
-    for run, links in runs.items():
-        col = lambda k: interval(figures.summarise([ln[k] for ln in links]))  # noqa: E731
+           "more packet time than those ahead of it take. Beside them, for traced runs, "
+           "what our controllers' decisions read as queue over their flows' second half: "
+           "the round's RTT less baseRTT, in the same packet times (mean over the run's "
+           "traced flows).", "",
+           "| run | time average (pkts) | packets ahead at arrival | wait at arrival (packet times) "
+           "| decisions' RTT above baseRTT (packet times) |",
+           "|---|---|---|---|---|"]
+    for run, sms in runs.items():
+        col = lambda k: interval(figures.summarise(  # noqa: E731
+            [sm["links"]["bottleneck"][k] for sm in sms]))
+        read = [_rtt_above_base_pkts(sm) for sm in sms]
         out.append(f"| {run} | {col('queue_mean_pkts')} | {col('arrival_ahead_pkts')} | "
-                   f"{col('arrival_wait_pkts')} |")
+                   f"{col('arrival_wait_pkts')} | "
+                   f"{interval(figures.summarise(read)) if None not in read else '-'} |")
     return out
+
+
+def _rtt_above_base_pkts(sm: dict) -> float | None:
+    """The mean over a repetition's traced flows of their decisions' RTT above baseRTT
+    (runner.decisions_per_flow), in 1500-byte packet times at the bottleneck's rate."""
+    ms = [fl["decisions"]["rtt_above_base_ms"] for fl in sm["flows"]
+          if "rtt_above_base_ms" in fl.get("decisions", {})]
+    rate = sm.get("bottleneck", {}).get("rate_bps")
+    if not ms or not rate:
+        return None
+    return round(sum(ms) / len(ms) / (1500 * 8 / rate * 1000), 3)
 
 
 def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:

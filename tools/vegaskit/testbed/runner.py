@@ -439,7 +439,8 @@ def ca_per_flow(flows: list[dict], ca: list[tuple]) -> None:
 
 def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> None:
     """Into each flow our controller traced: how many decisions of each rule it
-    took, the baseRTT it held (smallest, and time-weighted mean), and its alpha over
+    took, the baseRTT it held (smallest, and time-weighted mean), the mean of the
+    round's RTT over baseRTT at its decisions in the flow's second half, and its alpha over
     the run (first, largest, last, time-weighted mean, and the time, from the run's
     start, it first stood above the first). Vegas-A and PIPE move alpha
     (docs/DESIGN.md §3.6); where repetitions of one run split, these say whether
@@ -470,6 +471,15 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
             # learns its baseRTT there and keeps it until a lower sample comes
             d["base_rtt_min_ms"] = round(min(r["base_rtt_us"] for r in based) / 1000, 3)
             d["base_rtt_mean_ms"] = round(_time_mean(based, fl, t0, "base_rtt_us") / 1000, 3)
+            # the delay its decisions read as queue (the round's RTT over baseRTT), over
+            # the flow's second half: beside the bottleneck's own wait (link_queues), it
+            # says how much of that delay the bottleneck's queue held
+            start = fl.get("start_s") or 0.0
+            half = t0 + start + (fl.get("end_s", start) - start) / 2
+            late = [r["rtt_us"] - r["base_rtt_us"] for r in based
+                    if r["time_s"] >= half and r.get("rtt_us")]
+            if late:
+                d["rtt_above_base_ms"] = round(statistics.fmean(late) / 1000, 3)
         if held:
             first = held[0]["alpha"]
             rise = next((r["time_s"] - t0 for r in held if r["alpha"] > first), None)

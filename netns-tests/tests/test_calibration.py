@@ -304,6 +304,12 @@ def test_a_packet_waits_its_delay_from_its_own_arrival_when_reads_run_late(monke
     # logged 2077 and counted 2078.0
     worst = max(e.late_us for e in late if e.dir == "ab")
     assert worst <= stats["ab"]["late_max_us"] <= worst + 1, (worst, stats["ab"])
+    # and the mean over every release, the delay lateness added to each packet: at
+    # least the logged releases' share of it (the rest were late by 0 or more)
+    logged = sum(e.late_us for e in late if e.dir == "ab")
+    mean = stats["ab"]["late_mean_us"]
+    assert logged <= mean * stats["ab"]["pkts_out"] + 0.1 * stats["ab"]["pkts_out"], (logged, stats["ab"])
+    assert 0 < mean <= stats["ab"]["late_max_us"], stats["ab"]
     assert path.link.t0_us <= late[0].t_us, (path.link.t0_us, late[0])
     # send_ns is taken before the datagram leaves, recv_ns after it arrived: no link that
     # holds each packet its delay can give less

@@ -199,6 +199,8 @@ static void release_due(struct dir *d, uint64_t now)
 		if (!p->lost) {
 			uint64_t late = now - p->t_ns;
 
+			d->st.late_sum_ns += late;
+			d->st.released++;
 			if (late > d->st.late_max_ns)
 				d->st.late_max_ns = late;
 			if (late >= NSEC_PER_MSEC) {
@@ -400,11 +402,12 @@ int dir_json(const struct dir *d, char *buf, size_t len)
 		"\"lost\":%" PRIu64 ",\"retx\":%" PRIu64 ",\"spared\":%" PRIu64 ","
 		"\"overflow\":%" PRIu64 ",\"errors\":%" PRIu64 ","
 		"\"qlen\":%u,\"qlen_max\":%u,\"in_service\":%d,\"inflight\":%u,"
-		"\"late_max_us\":%.1f,\"late_1ms\":%" PRIu64 "}",
+		"\"late_max_us\":%.1f,\"late_1ms\":%" PRIu64 ",\"late_mean_us\":%.1f}",
 		d->p.rate_bps, d->p.delay_us, d->p.limit_pkts, d->p.loss, d->p.spare_retx,
 		s->pkts_in, s->bytes_in, s->pkts_out, s->bytes_out, s->dropped,
 		s->lost, s->retx, s->spared, s->overflow, s->errors, d->waiting, s->qlen_max, d->busy,
-		d->inflight, s->late_max_ns / 1e3, s->late_1ms);
+		d->inflight, s->late_max_ns / 1e3, s->late_1ms,
+		s->released ? s->late_sum_ns / 1e3 / s->released : 0.0);
 }
 
 static const char *parse_u64(const char *s, uint64_t max, uint64_t *out)

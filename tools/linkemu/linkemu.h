@@ -99,6 +99,8 @@ struct link_stats {
 	 * catches up at its own time, and what arrived during a stall waited unread */
 	uint64_t late_max_ns;
 	uint64_t late_1ms;		/* releases 1 ms or more late */
+	uint64_t late_sum_ns;		/* over every release: its mean is delay on every packet */
+	uint64_t released;
 };
 
 /*

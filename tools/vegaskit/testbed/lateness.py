@@ -21,6 +21,14 @@ def emulator_lateness(links: list[dict]) -> dict:
             "late_1ms": sum(d["late_1ms"] for d in dirs)}
 
 
+def release_late_means(links: dict[str, dict]) -> dict[str, dict[str, float]]:
+    """Each link's mean release lateness (us), per direction, from its final counters:
+    delay the emulator adds to every packet, which a delay-based sender reads as queue
+    above the least it saw. Links whose emulator did not count it are left out."""
+    return {name: {d: st[d]["late_mean_us"] for d in ("ab", "ba") if "late_mean_us" in st.get(d, {})}
+            for name, st in links.items() if any("late_mean_us" in st.get(d, {}) for d in ("ab", "ba"))}
+
+
 def late_releases(events: dict[str, list[QEvent]], t0_us: float) -> list[tuple]:
     """(t_s since t0, link, dir, late_ms) of every logged late release, in time order."""
     return sorted((round((e.t_us - t0_us) / 1e6, 6), name, e.dir, e.late_us / 1000)

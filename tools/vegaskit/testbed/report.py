@@ -115,27 +115,48 @@ def _arrival_rows(by_run: dict[str, list[dict]]) -> list[str]:
            "more packet time than those ahead of it take. Beside them, for traced runs, "
            "what our controllers' decisions read as queue over their flows' second half: "
            "the round's RTT less baseRTT, in the same packet times (mean over the run's "
-           "traced flows).", "",
+           "traced flows), and the delay the link emulators added to every packet by "
+           "releasing it after its time: each link's mean release lateness, summed over "
+           "the flow's path both ways (its access link, the bottleneck and its egress "
+           "link), in the same packet times.", "",
            "| run | time average (pkts) | packets ahead at arrival | wait at arrival (packet times) "
-           "| decisions' RTT above baseRTT (packet times) |",
-           "|---|---|---|---|---|"]
+           "| decisions' RTT above baseRTT (packet times) | emulators' release lateness, "
+           "path both ways (packet times) |",
+           "|---|---|---|---|---|---|"]
     for run, sms in runs.items():
         col = lambda k: interval(figures.summarise(  # noqa: E731
             [sm["links"]["bottleneck"][k] for sm in sms]))
-        read = [_rtt_above_base_pkts(sm) for sm in sms]
+        per_flow = lambda f: [_traced_flows_mean(sm, f) for sm in sms]  # noqa: E731
+        opt = lambda xs: interval(figures.summarise(xs)) if None not in xs else "-"  # noqa: E731
         out.append(f"| {run} | {col('queue_mean_pkts')} | {col('arrival_ahead_pkts')} | "
-                   f"{col('arrival_wait_pkts')} | "
-                   f"{interval(figures.summarise(read)) if None not in read else '-'} |")
+                   f"{col('arrival_wait_pkts')} | {opt(per_flow(_rtt_above_base_ms))} | "
+                   f"{opt(per_flow(_path_late_ms))} |")
     return out
 
 
-def _rtt_above_base_pkts(sm: dict) -> float | None:
-    """The mean over a repetition's traced flows of their decisions' RTT above baseRTT
-    (runner.decisions_per_flow), in 1500-byte packet times at the bottleneck's rate."""
-    ms = [fl["decisions"]["rtt_above_base_ms"] for fl in sm["flows"]
+def _rtt_above_base_ms(sm: dict, fl: dict) -> float:
+    return fl["decisions"]["rtt_above_base_ms"]
+
+
+def _path_late_ms(sm: dict, fl: dict) -> float | None:
+    """A flow's path's mean release lateness, both ways (ms): its access link, the
+    bottleneck and its egress link (runner's emulator_release_late_us)."""
+    late = sm.get("emulator_release_late_us") or {}
+    path = [late.get(n) for n in ("bottleneck", f"s{fl['flow']}", f"d{fl['flow']}")
+            if n == "bottleneck" or n in late]
+    if not path or None in path:
+        return None
+    return sum(us for ln in path for us in ln.values()) / 1000
+
+
+def _traced_flows_mean(sm: dict, figure) -> float | None:
+    """figure(sm, flow) in ms, averaged over a repetition's traced flows (those with
+    runner.decisions_per_flow's rtt_above_base_ms) and given in 1500-byte packet
+    times at the bottleneck's rate; None where a flow lacks it."""
+    ms = [figure(sm, fl) for fl in sm["flows"]
           if "rtt_above_base_ms" in fl.get("decisions", {})]
     rate = sm.get("bottleneck", {}).get("rate_bps")
-    if not ms or not rate:
+    if not ms or None in ms or not rate:
         return None
     return round(sum(ms) / len(ms) / (1500 * 8 / rate * 1000), 3)
 

@@ -253,9 +253,10 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
         t_end = time.monotonic() - t0
         stats = db.bottleneck.stop()
         # what the run shared the host with, and how late the emulator ran (§7.1)
-        host = {"emulator": lateness.emulator_lateness(
-            [stats] + [db.links[name].stop() for name in link_names[1:]]),
-            "emulator_fifo": db.bottleneck.fifo, "emulator_fifo_poll": db.bottleneck.fifo_poll}
+        final = {"bottleneck": stats} | {name: db.links[name].stop() for name in link_names[1:]}
+        host = {"emulator": lateness.emulator_lateness(list(final.values())),
+                "release_late_us": lateness.release_late_means(final),
+                "emulator_fifo": db.bottleneck.fifo, "emulator_fifo_poll": db.bottleneck.fifo_poll}
         t0_us = t0 * 1e6
         events = {n: read_qlog(q) for n, q in qlogs.items()}
         # forward direction (ab: sender side to receiver side) of every link
@@ -619,6 +620,8 @@ def summarize(run: Run, results, started, queues, stats, host, t_end) -> dict:
         # how late the emulator released packets, every link both ways (docs/DESIGN.md §7.1)
         "emulator_late_max_ms": host["emulator"]["late_max_ms"],
         "emulator_late_1ms": host["emulator"]["late_1ms"],
+        # each link's mean release lateness (us), both ways: delay on every packet
+        "emulator_release_late_us": host.get("release_late_us", {}),
         # the emulators' SCHED_FIFO priority, 0: the ordinary policy (decision 42)
         "emulator_fifo": host["emulator_fifo"],
         # the share of a core (%) their busy-poll might spend under it (linkemu --fifo-poll)

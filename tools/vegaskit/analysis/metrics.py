@@ -396,8 +396,8 @@ def queue_stats(
 def arrival_view(events: Sequence[Sequence]) -> ArrivalView | None:
     """The queue as the packets arriving at a FIFO met it, where :func:`queue_stats`
     gives it as time saw it (docs/DESIGN.md §6.6). A delay-based sender measures the
-    first: each RTT sample is one packet's wait, so packets that arrive in bursts meet
-    a deeper queue than the time average holds.
+    first: each RTT sample holds one packet's wait, and packets that arrive in bursts
+    meet a deeper queue than the time average holds.
 
     ``events`` are ``(t_seconds, waiting, kind)`` in time order as linkemu logs them:
     ``waiting`` counts the packets queued after the event, not the one in

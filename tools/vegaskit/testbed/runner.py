@@ -477,10 +477,10 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
             # says how much of that delay the bottleneck's queue held
             start = fl.get("start_s") or 0.0
             half = t0 + start + (fl.get("end_s", start) - start) / 2
-            late = [r["rtt_us"] - r["base_rtt_us"] for r in based
-                    if r["time_s"] >= half and r.get("rtt_us")]
-            if late:
-                d["rtt_above_base_ms"] = round(statistics.fmean(late) / 1000, 3)
+            above = [r["rtt_us"] - r["base_rtt_us"] for r in based
+                     if r["time_s"] >= half and r.get("rtt_us")]
+            if above:
+                d["rtt_above_base_ms"] = round(statistics.fmean(above) / 1000, 3)
         if held:
             first = held[0]["alpha"]
             rise = next((r["time_s"] - t0 for r in held if r["alpha"] > first), None)

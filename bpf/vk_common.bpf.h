@@ -354,10 +354,10 @@ static __always_inline void vk_flush_held(struct vk_flow *f, struct vk_stats *st
  * baseRTT a swap keeps) and into the instance's vk_stats. Both are cold on paths
  * where decisions are an RTT apart: the record's sk_storage lookup was measured at
  * over half of a decision on one machine, a quarter on another (docs/DESIGN.md
- * §5.1). So a socket holds its decisions
- * back and writes both at its first, then once VK_RECORD_BATCH wait or
- * VK_RECORD_AGE_US has passed (the socket's own ACK clock, no helper call), and its
- * release writes what is left. st: the counters if the caller has them, else NULL.
+ * §5.1). So a socket holds its decisions back and writes both at its first, then
+ * once VK_RECORD_BATCH wait or VK_RECORD_AGE_US has passed (the socket's own ACK
+ * clock, no helper call), and its release writes what is left. st: the counters if
+ * the caller has them, else NULL.
  */
 static __always_inline void vk_record(struct sock *sk, struct vk_ca *ca,
 				      const struct vk_sample *s, const struct vk_decision *d,

@@ -213,8 +213,8 @@ enum vk_event_type {
  * wait or VK_RECORD_AGE_US has passed since the last write, whichever is first,
  * and at release (its counts and baseRTT): a write is a cold sk_storage lookup,
  * measured at over half of a decision on one machine and a quarter on another
- * (docs/DESIGN.md §5.1). The fields
- * of "the last decision" are those of the last decision written.
+ * (docs/DESIGN.md §5.1). The fields of "the last decision" are those of the last
+ * decision written.
  */
 #define VK_RECORD_BATCH		12		/* the decisions a socket holds back, at most */
 #define VK_RECORD_RULE_BITS	5		/* a held-back decision's rule */

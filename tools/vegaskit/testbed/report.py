@@ -142,11 +142,10 @@ def _path_late_ms(sm: dict, fl: dict) -> float | None:
     """A flow's path's mean release lateness, both ways (ms): its access link, the
     bottleneck and its egress link (runner's emulator_release_late_us)."""
     late = sm.get("emulator_release_late_us") or {}
-    path = [late.get(n) for n in ("bottleneck", f"s{fl['flow']}", f"d{fl['flow']}")
-            if n == "bottleneck" or n in late]
-    if not path or None in path:
+    if "bottleneck" not in late:
         return None
-    return sum(us for ln in path for us in ln.values()) / 1000
+    links = [n for n in ("bottleneck", f"s{fl['flow']}", f"d{fl['flow']}") if n in late]
+    return sum(us for n in links for us in late[n].values()) / 1000
 
 
 def _traced_flows_mean(sm: dict, figure) -> float | None:

@@ -311,7 +311,12 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
         out += [f"Bottleneck R1-R2: {b['rate_bps'] / 1e6:g} Mbit/s, RTT {b['rtt_ms']:g} ms, "
                 f"drop-tail {b['buffer_pkts']} packets. Each run lasted about "
                 f"{summaries[0]['duration_s']:.0f} s.", ""]
-    rows = figures.evaluate(s.paper, summaries, s.doc["runs"])
+    diagnostic = prof.get("diagnostic")
+    rows = [] if diagnostic else figures.evaluate(s.paper, summaries, s.doc["runs"])
+    if diagnostic:
+        out += ["## What this profile is for", "",
+                "Not a reproduction: no figure here is set against the paper's.", "",
+                diagnostic.strip(), ""]
     if rows:
         out += [f"## Against the paper: {figures.table_verdict(rows)}", "",
                 "Throughputs are each flow's average over its own lifetime, as the papers' "
@@ -333,7 +338,7 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     out += ["## Our measurements (Linux, namespaces, this machine)", ""]
     out += _run_tables(kept)
     out += _per_rep_rows(kept, s.doc.get("report", {}).get("per_rep", []))
-    p = s.paper
+    p = {} if diagnostic else s.paper
     if p.get("rows"):
         out += ["", f"## The paper ({p.get('table', 'its table')}, ns-2)", ""]
         cols = p.get("columns", [])
@@ -341,7 +346,7 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
         out += ["| " + " | ".join(str(x) for x in row) + " |" for row in p.get("rows", [])]
         if p.get("note"):
             out += ["", p["note"]]
-    notes = s.doc.get("report", {}).get("notes")
+    notes = None if diagnostic else s.doc.get("report", {}).get("notes")
     if notes:
         out += ["", "## Reading the difference", "", notes.strip()]
     out += ["", "The deepest queue is the forward queue with the largest mean over the run, "

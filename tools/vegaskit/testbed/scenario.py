@@ -25,6 +25,8 @@
     runs = ["vegas"]                        # optional: a subset of the runs
     reps = 6                                # repetitions of each run (default 1)
     start_jitter_s = 0.5                    # each flow starts up to this much later
+    diagnostic = "..."                      # optional: an experiment about the full runs,
+                                            # reported with this text, not against the paper
     [paper]                                 # the paper's numbers, for the report
     ...
     [report]                                # notes = "..." (the reading of the difference);
@@ -120,7 +122,9 @@ SENDER_SYSCTLS = {"tcp_limit_output_bytes": 2**31 - 1, "tcp_frto": 2, "tcp_times
                   "tcp_pacing_ss_ratio": 1000}
 ACKS = ("delayed", "every")
 EDGES = ("emulated", "direct")     # [links] edges: Si-R1, R2-Di as linkemu links or plain veths
-PROFILE_KEYS = {"time_scale", "runs", "duration", "reps", "start_jitter_s"}
+# diagnostic: the profile is an experiment of ours about the full runs, not a
+# reproduction; its report gives this text in place of the paper's verdicts and notes.
+PROFILE_KEYS = {"time_scale", "runs", "duration", "reps", "start_jitter_s", "diagnostic"}
 MAX_REPS = 100
 # A name is a directory under --out: no separators, no "..", nothing hidden.
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -375,6 +379,9 @@ def validate(doc: dict) -> None:
             _integer(prof["reps"], f"{what}.reps", 1, MAX_REPS)
         if "start_jitter_s" in prof:
             _number(prof["start_jitter_s"], f"{what}.start_jitter_s", 0, 60)
+        if "diagnostic" in prof and not (isinstance(prof["diagnostic"], str)
+                                         and prof["diagnostic"].strip()):
+            raise ScenarioError(f"{what}.diagnostic must be a non-empty string")
         names = prof.get("runs", list(runs))
         if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
             raise ScenarioError(f"{what}.runs must be a non-empty list of run names")

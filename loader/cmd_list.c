@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "env.h"
 #include "format.h"
+#include "listing.h"
 #include "instance.h"
 #include "params.h"
 #include "variants.h"

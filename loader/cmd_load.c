@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "env.h"
 #include "format.h"
+#include "listing.h"
 #include "instance.h"
 #include "names.h"
 #include "params.h"

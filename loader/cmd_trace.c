@@ -25,6 +25,7 @@
 #include "filter.h"
 #include "format.h"
 #include "instance.h"
+#include "tracecsv.h"
 #include "tracelease.h"
 
 const char vk_usage_trace[] =
@@ -50,6 +51,7 @@ struct trace_ctx {
 	bool discard;		/* draining what dead readers left: print nothing */
 	struct ring_buffer *rb;
 	__u32 bits;		/* record types asked for: another reader may want more */
+	struct vk_csv_ids ids;	/* CSV: each connection's identity columns, kept */
 };
 
 static volatile sig_atomic_t stop;
@@ -60,54 +62,46 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static const char csv_header[] =
-	"time_s,type,netns,saddr,sport,daddr,dport,ca,state,cwnd,ssthresh,in_flight,rtt_us,"
-	"base_rtt_us,cnt_rtt,diff,alpha,beta,th,th_prev,cwnd_after,ssthresh_after,rule,th_cmp,"
-	"sent,outstanding,mode,foreign\n";
-
-static int handle(void *arg, void *data, size_t size)
+/* One record as a JSON object a line (--json); CSV is tracecsv.c's, the fast path. */
+static void print_json(const struct vk_event *e)
 {
-	struct trace_ctx *t = arg;
-	const struct vk_event *e = data;
 	bool dec = e->type == VK_EV_DECISION;
 	char src[64], dst[64], ca[VK_JSON_BUF(VK_NAME_MAX)];
 
-	if (t->discard || size < sizeof(*e) || !vk_filter_match(&t->flt, &e->id) || t->count == 0 ||
-	    !(t->bits & (dec ? VK_TRACE_DECISIONS : VK_TRACE_ACKS)))
-		return 0;
 	vk_format_addr(e->id.saddr, src, sizeof(src));
 	vk_format_addr(e->id.daddr, dst, sizeof(dst));
-	if (t->json)
-		printf("{\"time_s\":%llu.%09llu,\"type\":\"%s\",\"netns\":%u,\"saddr\":\"%s\",\"sport\":%u,"
-		       "\"daddr\":\"%s\",\"dport\":%u,\"ca\":\"%s\",\"state\":\"%s\",\"cwnd\":%u,"
-		       "\"ssthresh\":%u,\"in_flight\":%u,\"rtt_us\":%d,\"base_rtt_us\":%u,\"cnt_rtt\":%u",
-		       e->ts_ns / 1000000000ull, e->ts_ns % 1000000000ull, dec ? "decision" : "ack",
-		       e->id.netns, src, e->id.sport, dst, e->id.dport,
-		       vk_json_escape(ca, sizeof(ca), e->id.ca, sizeof(e->id.ca)),
-		       vk_ca_state_name(e->id.ca_state), e->cwnd, e->ssthresh, e->in_flight, e->rtt_us,
-		       e->base_rtt_us, e->cnt_rtt);
-	else
-		printf("%llu.%09llu,%s,%u,%s,%u,%s,%u,%s,%s,%u,%u,%u,%d,%u,%u",
-		       e->ts_ns / 1000000000ull, e->ts_ns % 1000000000ull, dec ? "decision" : "ack",
-		       e->id.netns, src, e->id.sport, dst, e->id.dport, e->id.ca,
-		       vk_ca_state_name(e->id.ca_state), e->cwnd, e->ssthresh, e->in_flight, e->rtt_us,
-		       e->base_rtt_us, e->cnt_rtt);
-	if (t->json && dec)
+	printf("{\"time_s\":%llu.%09llu,\"type\":\"%s\",\"netns\":%u,\"saddr\":\"%s\",\"sport\":%u,"
+	       "\"daddr\":\"%s\",\"dport\":%u,\"ca\":\"%s\",\"state\":\"%s\",\"cwnd\":%u,"
+	       "\"ssthresh\":%u,\"in_flight\":%u,\"rtt_us\":%d,\"base_rtt_us\":%u,\"cnt_rtt\":%u",
+	       e->ts_ns / 1000000000ull, e->ts_ns % 1000000000ull, dec ? "decision" : "ack",
+	       e->id.netns, src, e->id.sport, dst, e->id.dport,
+	       vk_json_escape(ca, sizeof(ca), e->id.ca, sizeof(e->id.ca)),
+	       vk_ca_state_name(e->id.ca_state), e->cwnd, e->ssthresh, e->in_flight, e->rtt_us,
+	       e->base_rtt_us, e->cnt_rtt);
+	if (dec)
 		printf(",\"diff\":%d,\"alpha\":%u,\"beta\":%u,\"th\":%.3f,\"th_prev\":%.3f,"
 		       "\"cwnd_after\":%u,\"ssthresh_after\":%u,\"rule\":\"%s\",\"th_cmp\":%d,"
 		       "\"sent\":%u,\"outstanding\":%u,\"mode\":\"%s\",\"foreign\":%.3f}\n",
 		       e->diff, e->alpha, e->beta, e->th_milli / 1000.0, e->th_prev_milli / 1000.0,
 		       e->cwnd_after, e->ssthresh_after, vk_rule_name(e->rule), e->th_cmp, e->sent,
 		       e->outstanding, vk_mode_name(e->mode), e->foreign_milli / 1000.0);
-	else if (t->json)
-		printf(",\"alpha\":%u,\"beta\":%u}\n", e->alpha, e->beta);
-	else if (dec)
-		printf(",%d,%u,%u,%.3f,%.3f,%u,%u,%s,%d,%u,%u,%s,%.3f\n", e->diff, e->alpha,
-		       e->beta, e->th_milli / 1000.0, e->th_prev_milli / 1000.0, e->cwnd_after,
-		       e->ssthresh_after, vk_rule_name(e->rule), e->th_cmp, e->sent, e->outstanding,
-		       vk_mode_name(e->mode), e->foreign_milli / 1000.0);
 	else
-		printf(",,%u,%u,,,,,,,,,,\n", e->alpha, e->beta);
+		printf(",\"alpha\":%u,\"beta\":%u}\n", e->alpha, e->beta);
+}
+
+static int handle(void *arg, void *data, size_t size)
+{
+	struct trace_ctx *t = arg;
+	const struct vk_event *e = data;
+	char line[VK_TRACE_CSV_MAX];
+
+	if (t->discard || size < sizeof(*e) || !vk_filter_match(&t->flt, &e->id) || t->count == 0 ||
+	    !(t->bits & (e->type == VK_EV_DECISION ? VK_TRACE_DECISIONS : VK_TRACE_ACKS)))
+		return 0;
+	if (t->json)
+		print_json(e);
+	else
+		fwrite(line, 1, vk_trace_csv(line, e, &t->ids), stdout);
 	t->printed++;
 	if (t->count > 0 && --t->count == 0)
 		stop = 1;
@@ -327,6 +321,8 @@ int vk_cmd_trace(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	ret = 0;
+	/* one write a poll tick, not one per 4 KiB: the loop flushes every tick anyway */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	if (vk_check_env(err))
 		return vk_die(err);
 	n = trace_names(&t.flt, &names, err);
@@ -373,7 +369,7 @@ int vk_cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	if (!t.json && !a.cost)
-		fputs(csv_header, stdout);
+		fputs(vk_trace_csv_header, stdout);
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	swept = t0;

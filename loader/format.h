@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Text for what the kernel reports in numbers: addresses, decision rules and
- * congestion states, as `flows` and `trace` print them (docs/DESIGN.md §5),
- * and an instance with its state, as `list` and `show` do (§4).
+ * congestion states, as `flows` and `trace` print them (docs/DESIGN.md §5).
+ * Nothing here reads the system, so the trace's CSV test links it alone.
  */
 #ifndef VK_FORMAT_H
 #define VK_FORMAT_H
@@ -10,8 +10,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "../bpf/vk_intf.h"
-
-struct vk_instance;
 
 /* Room vk_json_escape needs for at most n bytes: each may become \u00XX. */
 #define VK_JSON_BUF(n)	(6 * (n) + 1)
@@ -29,7 +27,5 @@ const char *vk_rule_name(__u32 rule);
 const char *vk_ca_state_name(__u8 state);
 const char *vk_semantics_name(__u32 sem);
 const char *vk_mode_name(__u32 mode);
-/* One instance as `list`, `show` and `load --json` print it (a line, or an object). */
-void vk_print_instance(const struct vk_instance *in, bool json);
 
 #endif

@@ -129,13 +129,18 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vk_trace_until SEC(".maps");
 
-/* Is a reader's lease current? Asked only once a trace bit is set. */
-static __always_inline bool vk_trace_leased(void)
+/* The clock while a reader's lease is current, else 0. Asked only once a trace bit
+ * is set; a record takes its time from it, one clock read rather than two. */
+static __always_inline __u64 vk_trace_clock(void)
 {
 	__u32 zero = 0;
 	__u64 *until = bpf_map_lookup_elem(&vk_trace_until, &zero);
+	__u64 now;
 
-	return until && bpf_ktime_get_ns() < *until;
+	if (!until)
+		return 0;
+	now = bpf_ktime_get_ns();
+	return now < *until ? now : 0;
 }
 
 static __always_inline struct tcp_sock *vk_tp(struct sock *sk)
@@ -209,8 +214,9 @@ static __always_inline void vk_reset(struct sock *sk)
 	vk_enable(sk);
 }
 
-/* A zeroed record with the flow's identity filled in, or NULL (counted as lost). */
-static __always_inline struct vk_event *vk_event_new(struct sock *sk, __u32 type)
+/* A zeroed record with the flow's identity filled in, or NULL (counted as lost).
+ * now: vk_trace_clock()'s. */
+static __always_inline struct vk_event *vk_event_new(struct sock *sk, __u32 type, __u64 now)
 {
 	struct vk_event *e;
 	__u32 zero = 0;
@@ -224,7 +230,7 @@ static __always_inline struct vk_event *vk_event_new(struct sock *sk, __u32 type
 		return NULL;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
-	e->ts_ns = bpf_ktime_get_ns();
+	e->ts_ns = now;
 	e->type = type;
 	vk_fill_id(&e->id, sk);
 	e->cwnd = vk_tp(sk)->snd_cwnd;
@@ -248,18 +254,13 @@ static __always_inline void vk_event_submit(struct vk_event *e)
 	bpf_ringbuf_submit(e, crossing ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline __u64 vk_th_milli(__u32 pkts, __u32 rtt_us)
-{
-	return rtt_us ? (__u64)pkts * 1000000000ull / rtt_us : 0;
-}
-
 /* Per-RTT decision record: inputs, the rule that fired and the window after. */
 static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_params *p,
 					      const struct vk_sample *s,
 					      const struct vk_adapt *before,
-					      const struct vk_decision *d)
+					      const struct vk_decision *d, __u64 now)
 {
-	struct vk_event *e = vk_event_new(sk, VK_EV_DECISION);
+	struct vk_event *e = vk_event_new(sk, VK_EV_DECISION, now);
 
 	if (!e)
 		return;
@@ -275,8 +276,10 @@ static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_p
 	e->ssthresh_after = d->ssthresh;
 	e->rule = d->rule;
 	e->th_cmp = d->th_cmp;
-	e->th_milli = vk_th_milli(vk_th_pkts(p, s), s->rtt);
-	e->th_prev_milli = vk_th_milli(before->prev_pkts, before->prev_rtt);
+	e->th_pkts = vk_th_pkts(p, s);
+	e->th_rtt_us = s->rtt;
+	e->th_prev_pkts = before->prev_pkts;
+	e->th_prev_rtt_us = before->prev_rtt;
 	e->sent = s->sent;
 	e->outstanding = s->outstanding;
 	e->mode = d->mode;
@@ -286,9 +289,9 @@ static __always_inline void vk_trace_decision(struct sock *sk, const struct vk_p
 
 /* Per-ACK record: the RTT sample as the controller saw it. */
 static __always_inline void vk_trace_ack(struct sock *sk, __s32 rtt_us, __u32 in_flight,
-					 const struct vk_ca *ca)
+					 const struct vk_ca *ca, __u64 now)
 {
-	struct vk_event *e = vk_event_new(sk, VK_EV_ACK);
+	struct vk_event *e = vk_event_new(sk, VK_EV_ACK, now);
 
 	if (!e)
 		return;
@@ -464,8 +467,12 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
 	} else {
 		vk_record(sk, ca, &s, &d, NULL);
 	}
-	if ((p.trace & VK_TRACE_DECISIONS) && vk_trace_leased())
-		vk_trace_decision(sk, &p, &s, &before, &d);
+	if (p.trace & VK_TRACE_DECISIONS) {
+		__u64 now = vk_trace_clock();
+
+		if (now)
+			vk_trace_decision(sk, &p, &s, &before, &d, now);
+	}
 	ca->cnt_rtt = 0;
 	ca->sum_rtt = 0;
 	ca->min_rtt = VK_RTT_INF;
@@ -483,7 +490,7 @@ static __always_inline void vk_decide_rtt(struct sock *sk, __u32 ack, __u32 acke
  */
 static __always_inline void vk_decide(struct sock *sk, __u32 ack, __u32 acked)
 {
-	bool timed = (vk_ca(sk)->trace & VK_TRACE_COST) && vk_trace_leased();
+	bool timed = (vk_ca(sk)->trace & VK_TRACE_COST) && vk_trace_clock();
 	struct vk_stats *st = NULL;
 	__u64 t0 = 0, t1, c0;
 
@@ -559,23 +566,25 @@ void BPF_PROG(vk2_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	vk_grow(sk, ack, acked);
 }
 
-/* What pkts_acked does with each ACK's RTT sample; true if the ACK is to be traced
- * (the caller reads in_flight only then: tracing off costs one load, from the
- * socket's own line; per-ACK tracing switched on or off reaches a socket at its
- * next decision or entry to Open, docs/DESIGN.md §5.1). */
-static __always_inline bool vk_ack_rtt(struct sock *sk, __s32 rtt_us)
+/* What pkts_acked does with each ACK's RTT sample; the clock if the ACK is to be
+ * traced, else 0 (the caller reads in_flight only then: tracing off costs one load,
+ * from the socket's own line; per-ACK tracing switched on or off reaches a socket at
+ * its next decision or entry to Open, docs/DESIGN.md §5.1). */
+static __always_inline __u64 vk_ack_rtt(struct sock *sk, __s32 rtt_us)
 {
 	struct vk_ca *ca = vk_ca(sk);
 
 	vk_rtt_sample(&ca->base_rtt, &ca->min_rtt, &ca->sum_rtt, &ca->cnt_rtt, rtt_us);
-	return (ca->trace & VK_TRACE_ACKS) && vk_trace_leased();
+	return (ca->trace & VK_TRACE_ACKS) ? vk_trace_clock() : 0;
 }
 
 SEC("struct_ops")
 void BPF_PROG(vk2_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	if (vk_ack_rtt(sk, sample->rtt_us))
-		vk_trace_ack(sk, sample->rtt_us, sample->in_flight, vk_ca(sk));
+	__u64 now = vk_ack_rtt(sk, sample->rtt_us);
+
+	if (now)
+		vk_trace_ack(sk, sample->rtt_us, sample->in_flight, vk_ca(sk), now);
 }
 
 /* Vegas logic only in TCP_CA_Open; Reno in CWR, Recovery and Loss. */
@@ -608,10 +617,11 @@ void BPF_PROG(vk1_cong_control, struct sock *sk, __u32 ack, int flag,
 	      const struct rate_sample *rs)
 {
 	struct tcp_sock *tp = vk_tp(sk);
+	__u64 now = vk_ack_rtt(sk, rs->rtt_us);
 
-	if (vk_ack_rtt(sk, rs->rtt_us))	/* in_flight as ack_sample has it */
+	if (now)	/* in_flight as ack_sample has it */
 		vk_trace_ack(sk, rs->rtt_us, tp->mss_cache * (tp->delivered - rs->prior_delivered),
-			     vk_ca(sk));
+			     vk_ca(sk), now);
 	if (vk_ap_in_reduction(sk)) {
 		vk_ap_prr(sk, &vk_ca(sk)->prr_delivered, flag, rs);
 	} else if (vk_ap_may_raise(sk, flag)) {

@@ -15,7 +15,9 @@
 #include <linux/types.h>
 #endif
 
-#define VK_PARAMS_MAGIC		0x564b5037u	/* "VKP7": layout version 7 */
+/* "VKP8": layout version 8, of the parameters and the trace record alike (vegasctl
+ * refuses an instance of another version, and switches no tracing on for it) */
+#define VK_PARAMS_MAGIC		0x564b5038u
 #define VK_NAME_MAX		16		/* TCP_CA_NAME_MAX, with the NUL */
 
 /*
@@ -318,8 +320,9 @@ struct vk_swap_rec {
 
 /*
  * One trace record. Addresses are IPv4-mapped IPv6 for AF_INET flows, so one
- * layout serves both families. Throughputs are cwnd/rtt in packets per second
- * times 1000 (Th of this decision, Th' of the previous one).
+ * layout serves both families. Th of this decision and Th' of the previous one
+ * come as their two terms, packets over microseconds: the reader divides
+ * (vk_event_th_milli), not the ACK path.
  */
 struct vk_event {
 	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -338,12 +341,20 @@ struct vk_event {
 	__u32 cwnd_after;
 	__u32 ssthresh_after;
 	__u32 rule;		/* enum vk_rule */
-	__u64 th_milli;		/* decision: Th, packets/s x 1000 (paper: sent/rtt) */
-	__u64 th_prev_milli;
+	__u32 th_pkts;		/* decision: Th = th_pkts / th_rtt_us (paper: sent/rtt) */
+	__u32 th_rtt_us;
+	__u32 th_prev_pkts;	/* Th' alike */
+	__u32 th_prev_rtt_us;
 	__u32 sent;		/* decision: packets sent in the round (ns-2 rttLen) */
 	__u32 outstanding;	/* decision: tp->packets_out after the ACK */
 	__u32 mode;		/* decision: enum vk_mode after it (vegas_plus) */
 	__s32 foreign_milli;	/* decision: vegas_plus's foreign queue, packets x 1000 */
 };
+
+/* A record's Th in packets per second x 1000, as the trace prints it; 0 without an RTT. */
+static inline __u64 vk_event_th_milli(__u32 pkts, __u32 rtt_us)
+{
+	return rtt_us ? (__u64)pkts * 1000000000ull / rtt_us : 0;
+}
 
 #endif /* VK_INTF_H */

@@ -82,7 +82,8 @@ static void print_json(const struct vk_event *e)
 		printf(",\"diff\":%d,\"alpha\":%u,\"beta\":%u,\"th\":%.3f,\"th_prev\":%.3f,"
 		       "\"cwnd_after\":%u,\"ssthresh_after\":%u,\"rule\":\"%s\",\"th_cmp\":%d,"
 		       "\"sent\":%u,\"outstanding\":%u,\"mode\":\"%s\",\"foreign\":%.3f}\n",
-		       e->diff, e->alpha, e->beta, e->th_milli / 1000.0, e->th_prev_milli / 1000.0,
+		       e->diff, e->alpha, e->beta, vk_event_th_milli(e->th_pkts, e->th_rtt_us) / 1000.0,
+		       vk_event_th_milli(e->th_prev_pkts, e->th_prev_rtt_us) / 1000.0,
 		       e->cwnd_after, e->ssthresh_after, vk_rule_name(e->rule), e->th_cmp, e->sent,
 		       e->outstanding, vk_mode_name(e->mode), e->foreign_milli / 1000.0);
 	else

@@ -136,9 +136,9 @@ size_t vk_trace_csv(char *buf, const struct vk_event *e, struct vk_csv_ids *ids)
 	*p++ = ',';
 	p = put_u64(p, e->beta);
 	*p++ = ',';
-	p = put_milli(p, false, e->th_milli);
+	p = put_milli(p, false, vk_event_th_milli(e->th_pkts, e->th_rtt_us));
 	*p++ = ',';
-	p = put_milli(p, false, e->th_prev_milli);
+	p = put_milli(p, false, vk_event_th_milli(e->th_prev_pkts, e->th_prev_rtt_us));
 	*p++ = ',';
 	p = put_u64(p, e->cwnd_after);
 	*p++ = ',';

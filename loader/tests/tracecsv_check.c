@@ -63,7 +63,8 @@ static void reference(char *buf, size_t n, const struct vk_event *e)
 		     e->base_rtt_us, e->cnt_rtt);
 	if (dec)
 		snprintf(buf + o, n - o, ",%d,%u,%u,%.3f,%.3f,%u,%u,%s,%d,%u,%u,%s,%.3f\n", e->diff,
-			 e->alpha, e->beta, e->th_milli / 1000.0, e->th_prev_milli / 1000.0,
+			 e->alpha, e->beta, vk_event_th_milli(e->th_pkts, e->th_rtt_us) / 1000.0,
+			 vk_event_th_milli(e->th_prev_pkts, e->th_prev_rtt_us) / 1000.0,
 			 e->cwnd_after, e->ssthresh_after, vk_rule_name(e->rule), e->th_cmp, e->sent,
 			 e->outstanding, vk_mode_name(e->mode), e->foreign_milli / 1000.0);
 	else
@@ -120,10 +121,13 @@ int main(int argc, char **argv)
 		e.diff = (__s32)draw_signed(-2147483647ll - 1, 2147483647ll);
 		e.alpha = (__u32)draw(~0u);
 		e.beta = (__u32)draw(~0u);
-		/* below 2^43 the reference's double is within a millionth of the
-		 * quotient, so its %.3f is exact; above, it rounds and ours does not */
-		e.th_milli = draw((1ull << 43) - 1);
-		e.th_prev_milli = draw((1ull << 43) - 1);
+		/* Th below 8,796 packets a microsecond (2^43 thousandths a second): there the
+		 * reference's double is within a millionth of the quotient, so its %.3f is
+		 * exact; above, it rounds and ours does not */
+		e.th_pkts = (__u32)draw(8796);
+		e.th_rtt_us = (__u32)draw(~0u);
+		e.th_prev_pkts = (__u32)draw(8796);
+		e.th_prev_rtt_us = (__u32)draw(~0u);
 		e.cwnd_after = (__u32)draw(~0u);
 		e.ssthresh_after = (__u32)draw(~0u);
 		e.rule = (__u32)draw(VK_NR_RULES + 2);

@@ -6,6 +6,7 @@ import pytest
 
 from vegaskit.testbed import report
 from vegaskit.testbed.scenario import Scenario, ScenarioError
+from vegaskit.testing.summaries import minimal_summary
 
 TEXT = """
 name = "t"
@@ -35,25 +36,11 @@ notes = "The full runs' reading."
 """
 
 
-def _summary(profile):
-    return {"run": "reno", "rep": 0, "profile": profile, "scenario": "t", "duration_s": 20,
-            "impossible_windows": [], "bottleneck": {"rate_bps": 5e6, "rtt_ms": 4,
-                                                     "buffer_pkts": 50},
-            "jain": 1.0, "jain_lifetime": 1.0, "utilisation": 0.9, "queue_mean_pkts": 1.0,
-            "bottleneck_loss_rate": 0.0, "deepest_queue_link": "bottleneck",
-            "links": {"bottleneck": {"queue_mean_pkts": 1.0, "queue_p95_pkts": 2,
-                                     "queue_delay_p95_ms": 2.4}},
-            "flows": [{"flow": 1, "label": "S1", "cc": "reno", "start_s": 0.0, "avg_bps": 1e6,
-                       "second_half_bps": 1e6, "retransmits": 0, "completion_s": None,
-                       "rtt_p95_ms": 12.0, "rtt_min_ms": 12.0, "cwnd_max_bytes": 5e4,
-                       "window_ceiling_bytes": 1e6}]}
-
-
 def test_a_diagnostic_profile_reports_its_text_and_not_the_papers_verdicts():
     s = Scenario.parse(TEXT)
     assert s.run("reno", "onset").duration == 5
-    full = report.render(s, "full", [_summary("full")], "make results")
-    onset = report.render(s, "onset", [_summary("onset")], "make results")
+    full = report.render(s, "full", [minimal_summary(profile="full")], "make results")
+    onset = report.render(s, "onset", [minimal_summary(profile="onset")], "make results")
     assert "## Against the paper" in full and "The full runs' reading." in full
     assert "Table 9" in full
     assert "## What this profile is for" in onset and "The first five seconds, traced." in onset

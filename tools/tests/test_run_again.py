@@ -9,6 +9,7 @@ import pytest
 from vegaskit.cli import results
 from vegaskit.testbed.iperf import FlowFailed
 from vegaskit.testbed.scenario import Scenario
+from vegaskit.testing.summaries import minimal_summary
 
 
 class Scen:
@@ -64,17 +65,8 @@ reno = {}
 [profiles.full]
 reps = 6
 """)
-    sm = {"run": "reno", "rep": 3, "scenario": "t", "duration_s": 20, "impossible_windows": [],
-          "made_again_after": "iperf3 (reno) failed: control socket has closed unexpectedly",
-          "bottleneck": {"rate_bps": 5e6, "rtt_ms": 4, "buffer_pkts": 50},
-          "jain": 1.0, "jain_lifetime": 1.0, "utilisation": 0.9, "queue_mean_pkts": 1.0,
-          "bottleneck_loss_rate": 0.0, "deepest_queue_link": "bottleneck",
-          "links": {"bottleneck": {"queue_mean_pkts": 1.0, "queue_p95_pkts": 2,
-                                   "queue_delay_p95_ms": 2.4}},
-          "flows": [{"flow": 1, "label": "S1", "cc": "reno", "start_s": 0.0, "avg_bps": 1e6,
-                     "second_half_bps": 1e6, "retransmits": 0, "completion_s": None,
-                     "rtt_p95_ms": 12.0, "rtt_min_ms": 12.0, "cwnd_max_bytes": 5e4,
-                     "window_ceiling_bytes": 1e6}]}
+    sm = minimal_summary(rep=3, made_again_after="iperf3 (reno) failed: control socket has "
+                                                 "closed unexpectedly")
     text = report.render(scenario, "full", [sm], "make results")
     assert ("A flow's iperf3 failed in 1 repetition, each made once more (what the tables "
             "hold): reno rep 3 (iperf3 (reno) failed: control socket has closed "

@@ -33,7 +33,9 @@ def test_ablations_run_only_when_named():
 
 
 def test_buffers_are_one_bdp_and_at_least_20_packets():
-    assert [n.buffer for n in cases.NETS.values()] == [20, 67, 167, 667, 167, 167]
+    assert {k: n.buffer for k, n in cases.NETS.items() if "frame" not in k} == \
+        {"10M20": 20, "10M80": 67, "100M20": 167, "100M80": 667, "100M20tsq": 167}
+    assert {n.buffer for k, n in cases.NETS.items() if "frame" in k} == {167}
 
 
 def test_the_frame_network_sizes_a_100_mbit_flows_frames_at_the_floor():
@@ -43,6 +45,14 @@ def test_the_frame_network_sizes_a_100_mbit_flows_frames_at_the_floor():
     link_bytes_s = 100e6 / 8
     for knob in ("tcp_pacing_ca_ratio", "tcp_pacing_ss_ratio"):
         assert int(link_bytes_s * knobs[knob] / 100) >> 10 < 2 * 1448, knob
+
+
+@pytest.mark.parametrize("segs", [3, 4, 6])
+def test_the_frame_networks_size_congestion_avoidances_frames_as_named(segs):
+    # as above: 1 ms of ratio x the link's rate, in whole segments (tcp_tso_autosize)
+    knobs = dict(cases.NETS[f"100M20frame{segs}"].sysctl)
+    assert (int(100e6 / 8 * knobs["tcp_pacing_ca_ratio"] / 100) >> 10) // 1448 == segs
+    assert knobs["tcp_pacing_ss_ratio"] == 2 * knobs["tcp_pacing_ca_ratio"]   # doubled in slow start, as frame2
 
 
 STEPS = [(0.0, 10), (1.0, 2), (2.0, 6), (3.0, 3), (4.0, 3)]     # (t, queue after)

@@ -48,6 +48,14 @@ NETS = {n.key: n for n in (
     # at 10% and 20% a 100 Mbit/s flow's frames are 2 segments, the floor
     Net("100M20frame2", "100M", 100e6, 20, 60, direct_edges=True,
         sysctl=(("tcp_pacing_ca_ratio", 10), ("tcp_pacing_ss_ratio", 20))),
+    # between the floor and the default's 10: frames of about 3, 4 and 6 segments for a
+    # flow holding a BDP and a few packets (frame2 took 31% of the link, the default 99%)
+    Net("100M20frame3", "100M", 100e6, 20, 60, direct_edges=True,
+        sysctl=(("tcp_pacing_ca_ratio", 37), ("tcp_pacing_ss_ratio", 74))),
+    Net("100M20frame4", "100M", 100e6, 20, 60, direct_edges=True,
+        sysctl=(("tcp_pacing_ca_ratio", 50), ("tcp_pacing_ss_ratio", 100))),
+    Net("100M20frame6", "100M", 100e6, 20, 60, direct_edges=True,
+        sysctl=(("tcp_pacing_ca_ratio", 74), ("tcp_pacing_ss_ratio", 148))),
 )}
 
 # the controllers compared: vegasctl's default instances and the kernel's own

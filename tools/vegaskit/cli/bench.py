@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from vegaskit import intf, paths
+from vegaskit.hostinfo import host
 from vegaskit.bench import emulator, flowscale, opcost, overhead, plots, swapscale, tracing
 from vegaskit.paths import VEGASCTL
 from vegaskit.cli.results import source_commit
@@ -205,15 +205,6 @@ def split_section(c: dict) -> list[str]:
              "for them that assumption fails and a and b are not given (bench.json keeps "
              "what the fit returned)." if failed else "")
     return lines + [x for t in (check, fails) if t for x in ("", t)] + [""]
-
-
-def host() -> str:
-    """The machine a stage ran on: kernel release and CPU model. Machines of one kind
-    differ, and the per-call figures with them (docs/DESIGN.md §9.1)."""
-    model = next((line.split(":", 1)[1].strip() for line in
-                  Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("model name")), "unknown CPU")
-    return f"{os.uname().release}, {model}"
 
 
 def measured_line(r: dict) -> str:

@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from vegaskit import intf
+from vegaskit import hostinfo, intf
 from vegaskit.analysis import metrics
 from vegaskit.analysis import records as records_
 
@@ -630,4 +630,6 @@ def summarize(run: Run, results, started, queues, stats, host, t_end) -> dict:
         "emulator_late_early_max_ms": lateness.early_max(host["late"], started.values()),
         # the most labs alive at once while it ran, this one included: what it shared the host with
         "labs_alive_max": host["labs_alive_max"],
+        # kernel release and CPU model: machines of one kind differ in how late the emulator runs
+        "machine": hostinfo.host(),
     }

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import PerAttempt, vegasctl, vegasctl_json
 from vegaskit.analysis import metrics, thnoise
+from vegaskit.analysis.decisions import CA_RULES
 from vegaskit.analysis.thnoise import data_flow
 from vegaskit.analysis.records import read_csv
 from vegaskit.testbed import runner
@@ -202,9 +203,6 @@ def paper_rule(pipe: bool, diff: int, alpha: int, beta: int, th: int) -> str:
     return "hold"
 
 
-CA_RULES = {"inc", "dec", "hold", "inc_adapt", "dec_adapt"}
-
-
 @pytest.fixture(scope="module")
 def adaptive_runs(tmp_path_factory):
     """Vegas-A and PIPE with their defaults (semantics=paper), one after the
@@ -287,8 +285,9 @@ def test_th_noise_is_measured_on_the_adaptive_runs(adaptive_run):
     count, for rounds on end, which is where §3.10's measurement of the RTT's noise in
     Th reads (python -m vegaskit.analysis.thnoise). How much of that noise reaches
     th_tie's half packet is the host's (the emulator's wake-ups, a hypervisor's steal):
-    a figure per machine that docs/DESIGN.md §3.10 gives, not a bar here (on 2026-12-02's
-    AMD EPYC, 36% of pairs with a late release crossed it; on the Xeon, 2 of 374)."""
+    a figure per machine that docs/DESIGN.md §3.10 gives, not a bar here (of the pairs
+    with the emulator on time, 8 of 126 crossed it on 2026-12-02's AMD EPYC, 2 of 374 on
+    the Xeon)."""
     clean, late = [], []
     for cc in ("bpf_vegas_a", "bpf_pipe"):
         c, e = thnoise.noise_pairs(adaptive_run[cc], adaptive_run[cc + ":late"])

@@ -21,10 +21,10 @@ import json
 import sys
 from pathlib import Path
 
+from vegaskit.analysis.decisions import CA_RULES
 from vegaskit.analysis.records import read_csv
 from vegaskit.testbed.vtrace import parse_csv
 
-CA_RULES = {"inc", "dec", "hold", "inc_adapt", "dec_adapt"}
 BAND = 0.5          # packets per round: th_tie's default
 
 

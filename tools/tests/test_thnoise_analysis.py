@@ -51,3 +51,11 @@ def test_a_directory_that_is_not_a_traced_repetition_is_one_line_and_exit_2(tmp_
     assert thnoise.main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a traced repetition" in err
+
+
+def test_an_unreadable_trace_is_one_line_and_exit_2(tmp_path, capsys):
+    (tmp_path / "summary.json").write_text(json.dumps({"t0_monotonic": 0}))
+    (tmp_path / "trace.csv").write_text("time_s,type\nnot-a-number,decision\n")
+    assert thnoise.main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unreadable" in err

@@ -87,8 +87,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"thnoise: {rep}: not a traced repetition (no trace.csv or summary.json)",
                   file=sys.stderr)
             return 2
-        c, e = noise_pairs(data_flow(parse_csv((rep / "trace.csv").read_text())),
-                           late_releases(rep))
+        try:
+            c, e = noise_pairs(data_flow(parse_csv((rep / "trace.csv").read_text())),
+                               late_releases(rep))
+        except (ValueError, KeyError, TypeError) as err:
+            print(f"thnoise: {rep}: unreadable trace, summary or late.csv ({err!r})",
+                  file=sys.stderr)
+            return 2
         print(line(f"{rep} (emulator on time)", summarise(c)))
         clean += c
         late += e

@@ -11,8 +11,7 @@ import pytest
 from conftest import PerAttempt, vegasctl, vegasctl_json
 from vegaskit.analysis import metrics, thnoise
 from vegaskit.analysis.decisions import CA_RULES
-from vegaskit.analysis.thnoise import data_flow
-from vegaskit.analysis.records import read_csv
+from vegaskit.analysis.records import data_flow, read_csv
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario
 from vegaskit.testbed.vtrace import parse_csv

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from vegaskit.analysis import modes
-from vegaskit.analysis.records import read_csv
+from vegaskit.analysis.records import data_flow, read_csv
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario
 from vegaskit.testbed.vtrace import parse_csv
@@ -42,11 +42,7 @@ time_scale = 1.0
 """)
     sm = runner.execute(s.run("r", "p"), out)
     assert sm["trace_lost"] == 0, "a lost record would hide a mode change"
-    records = [r for r in parse_csv((out / "trace.csv").read_text()) if r["type"] == "decision"]
-    by_port: dict[int, list[dict]] = {}
-    for r in records:
-        by_port.setdefault(r["sport"], []).append(r)
-    return sm, max(by_port.values(), key=len)      # the iperf3 data connection
+    return sm, data_flow(parse_csv((out / "trace.csv").read_text()))
 
 
 def assert_modes_change_at_their_rules(decisions):

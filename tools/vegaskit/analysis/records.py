@@ -18,6 +18,16 @@ def thresholds_seen(decisions: list[dict]) -> Iterator[tuple[dict, tuple[int, in
             held = (alpha, beta)
 
 
+def data_flow(records: list[dict]) -> list[dict]:
+    """Decisions of the iperf3 data connection: of parsed trace records (vtrace.parse_csv),
+    the decisions of the connection with the most of them; [] where there are none."""
+    by_port: dict[int, list[dict]] = {}
+    for r in records:
+        if r["type"] == "decision":
+            by_port.setdefault(r["sport"], []).append(r)
+    return max(by_port.values(), key=len) if by_port else []
+
+
 def read_csv(path: str | Path) -> list[dict]:
     """Every row as a dict of strings, keyed by the header."""
     with open(path, newline="") as f:

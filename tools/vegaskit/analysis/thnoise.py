@@ -22,19 +22,10 @@ import sys
 from pathlib import Path
 
 from vegaskit.analysis.decisions import CA_RULES
-from vegaskit.analysis.records import read_csv
+from vegaskit.analysis.records import data_flow, read_csv
 from vegaskit.testbed.vtrace import parse_csv
 
 BAND = 0.5          # packets per round: th_tie's default
-
-
-def data_flow(records: list[dict]) -> list[dict]:
-    """Decisions of the iperf3 data connection (the one with most records)."""
-    by_port: dict[int, list[dict]] = {}
-    for r in records:
-        if r["type"] == "decision":
-            by_port.setdefault(r["sport"], []).append(r)
-    return max(by_port.values(), key=len) if by_port else []
 
 
 def late_releases(rep: Path) -> list[float]:

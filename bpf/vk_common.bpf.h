@@ -104,11 +104,14 @@ static __always_inline struct vk_stats *vk_stats_here(void)
 	return bpf_map_lookup_elem(&vk_stats, &zero);
 }
 
-/* Trace records for `vegasctl trace`, shared by every instance (pinned by name). */
+/*
+ * Trace records for `vegasctl trace`: the instance's own ring, pinned in its
+ * directory by the loader (not by name), so that readers of two instances do not
+ * consume each other's records (docs/DESIGN.md §5.1).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, VK_TRACE_RING_BYTES);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } vk_events SEC(".maps");
 
 /* Records dropped because the ring was full: reported by `vegasctl trace`. */

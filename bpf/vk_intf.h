@@ -183,7 +183,7 @@ struct vk_params {
 				 * cong_control, which does them (Linux >= 6.10) */
 };
 
-/* What the controllers emit into the shared ring buffer (vk_events). */
+/* What the controllers emit into their ring buffers (vk_events, one an instance). */
 #define VK_TRACE_DECISIONS	0x1	/* one record per per-RTT decision */
 #define VK_TRACE_ACKS		0x2	/* one record per ACK with an RTT sample */
 /* no records: each decision timed into vk_stats (`vegasctl trace --cost`) */

@@ -119,8 +119,8 @@ static __u64 lost_count(int fd)
 	return v;
 }
 
-/* Drop unread what the ring holds; vk_reg_start calls it only when no other
- * reader lives (a live one's unread records are its own). */
+/* Drop unread what our instances' rings hold; vk_reg_start calls it only when no
+ * other live reader claims one of them (a live one's unread records are its own). */
 static void drain(void *arg)
 {
 	struct trace_ctx *t = arg;
@@ -305,6 +305,32 @@ static int trace_names(const struct vk_filter *flt, char (**names)[VK_NAME_MAX],
 	return kept;
 }
 
+/*
+ * One ring_buffer over the named instances' own rings (instance.h): each instance
+ * writes its own, so this reader consumes no other instance's records. fds[i] is
+ * names[i]'s ring, kept open while *rb lives (libbpf does not own them); -1 where
+ * none was opened. Returns 0, or -1 with err.
+ */
+static int open_rings(char (*names)[VK_NAME_MAX], int n, int *fds, struct trace_ctx *t,
+		      struct ring_buffer **rb, char *err)
+{
+	for (int i = 0; i < n; i++)
+		fds[i] = -1;
+	for (int i = 0; i < n; i++) {
+		fds[i] = vk_instance_events_fd(names[i]);
+		if (fds[i] < 0)
+			return vk_err(err, "'%s' has no trace ring of its own (loaded by an older "
+				      "vegasctl): unload and load it again", names[i]);
+		if (!*rb)
+			*rb = ring_buffer__new(fds[i], handle, t, NULL);
+		else if (ring_buffer__add(*rb, fds[i], handle, t))
+			return vk_err(err, "cannot map the trace ring of '%s'", names[i]);
+		if (!*rb)
+			return vk_err(err, "cannot map the trace ring of '%s'", names[i]);
+	}
+	return 0;
+}
+
 int vk_cmd_trace(int argc, char **argv)
 {
 	struct trace_args a = { .bits = VK_TRACE_DECISIONS | VK_TRACE_ACKS };
@@ -314,7 +340,7 @@ int vk_cmd_trace(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	char err[VK_ERR_MAX] = "";
 	struct timespec t0, now, swept;
-	int n, ring_fd = -1, lost_fd = -1, lease_fd = -1, ret;
+	int n, *ring_fds = NULL, lost_fd = -1, lease_fd = -1, ret;
 	__u64 lost0;
 
 	vk_filter_init(&t.flt);
@@ -332,16 +358,18 @@ int vk_cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	/* --cost reads no ring: the records there are other readers' */
-	ring_fd = a.cost ? -1 : bpf_obj_get(VK_PIN_EVENTS);
-	lost_fd = a.cost ? -1 : bpf_obj_get(VK_PIN_TRACE_LOST);
-	lease_fd = vk_lease_open();
-	if ((ring_fd < 0 && !a.cost) || lease_fd < 0) {
-		ret = vk_die(ring_fd < 0 ? "cannot open the trace ring " VK_PIN_EVENTS
-				: "cannot open the trace lease " VK_PIN_TRACE_UNTIL
-				  " (controllers loaded by an older vegasctl: unload and load them)");
+	ring_fds = a.cost ? NULL : malloc(n * sizeof(*ring_fds));
+	if (!a.cost && (!ring_fds || open_rings(names, n, ring_fds, &t, &rb, err))) {
+		ret = vk_die(ring_fds ? err : "out of memory");
 		goto out;
 	}
-	rb = a.cost ? NULL : ring_buffer__new(ring_fd, handle, &t, NULL);
+	lost_fd = a.cost ? -1 : bpf_obj_get(VK_PIN_TRACE_LOST);
+	lease_fd = vk_lease_open();
+	if (lease_fd < 0) {
+		ret = vk_die("cannot open the trace lease " VK_PIN_TRACE_UNTIL
+			     " (controllers loaded by an older vegasctl: unload and load them)");
+		goto out;
+	}
 	before = a.cost ? calloc(n, sizeof(*before)) : NULL;
 	if (a.cost && !before) {
 		ret = vk_die("out of memory");
@@ -349,10 +377,6 @@ int vk_cmd_trace(int argc, char **argv)
 	}
 	for (int i = 0; before && i < n; i++)
 		vk_instance_stats(names[i], &before[i], err);	/* none: counts from 0 */
-	if (!rb && !a.cost) {
-		ret = vk_die("cannot map the trace ring");
-		goto out;
-	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
@@ -413,8 +437,10 @@ int vk_cmd_trace(int argc, char **argv)
 out:
 	vk_reg_stop();		/* a no-op unless registered */
 	ring_buffer__free(rb);
-	if (ring_fd >= 0)
-		close(ring_fd);
+	for (int i = 0; ring_fds && i < n; i++)
+		if (ring_fds[i] >= 0)
+			close(ring_fds[i]);
+	free(ring_fds);
 	if (lost_fd >= 0)
 		close(lost_fd);
 	if (lease_fd >= 0)

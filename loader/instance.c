@@ -27,8 +27,24 @@
 
 /* Maps every controller shares, pinned by name (LIBBPF_PIN_BY_NAME). */
 static const char *const vk_shared_pins[] = {
-	VK_PIN_FLOWS, VK_PIN_EVENTS, VK_PIN_TRACE_LOST, VK_PIN_TRACE_UNTIL,
+	VK_PIN_FLOWS, VK_PIN_TRACE_LOST, VK_PIN_TRACE_UNTIL,
 };
+
+/*
+ * Maps each instance has of its own, pinned in its directory and carried over by a
+ * replacement (reuse_own): its counters, so that metrics stay monotonic across an
+ * upgrade, and its trace ring, so that a reader of one instance never consumes
+ * another's records and a live reader keeps reading across a replace
+ * (docs/DESIGN.md §5.1).
+ */
+static const struct {
+	const char *map, *leaf;
+} vk_own_pins[] = {
+	{ "vk_stats", VK_LEAF_STATS },
+	{ "vk_events", VK_LEAF_EVENTS },
+};
+
+#define VK_NR_OWN_PINS	(sizeof(vk_own_pins) / sizeof(vk_own_pins[0]))
 
 static struct bpf_object *open_variant(const struct vk_variant_desc *v, char *err)
 {
@@ -153,8 +169,10 @@ static int remove_pins(const char *name, const char *dir, const char *who)
 	unlink(pin);
 	path_of(pin, name, "ops");
 	unlink(pin);
-	path_of(pin, name, "stats");
-	unlink(pin);
+	for (size_t i = 0; i < VK_NR_OWN_PINS; i++) {
+		path_of(pin, name, vk_own_pins[i].leaf);
+		unlink(pin);
+	}
 	ret = rmdir(dir);
 	e = errno;
 	prune_root(who);
@@ -190,24 +208,27 @@ static bool same_layout(int fd, const struct bpf_map *m)
 }
 
 /*
- * The counters are the instance's, not the code's: a replacement counts into
- * the pinned map of the code it replaces (old sockets release into it), so
- * metrics stay monotonic across an upgrade. A fresh load has none yet.
+ * A replacement writes into the pinned maps of the code it replaces (old sockets
+ * release into them): the instance's own (vk_own_pins). A fresh load has none yet.
  */
-static int reuse_stats(struct bpf_object *obj, const char *name, char *err)
+static int reuse_own(struct bpf_object *obj, const char *name, char *err)
 {
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, "vk_stats");
 	char pin[PIN_PATH_MAX];
-	int fd, ret = 0;
+	int ret = 0;
 
-	path_of(pin, name, "stats");
-	fd = m ? bpf_obj_get(pin) : -1;
-	if (fd < 0)
-		return 0;
-	/* reuse_fd checks nothing: counters of another layout start afresh instead */
-	if (same_layout(fd, m) && bpf_map__reuse_fd(m, fd))
-		ret = vk_err(err, "cannot reuse %s: %s", pin, strerror(errno));
-	close(fd);
+	for (size_t i = 0; i < VK_NR_OWN_PINS && !ret; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, vk_own_pins[i].map);
+		int fd;
+
+		path_of(pin, name, vk_own_pins[i].leaf);
+		fd = m ? bpf_obj_get(pin) : -1;
+		if (fd < 0)
+			continue;
+		/* reuse_fd checks nothing: a map of another layout starts afresh instead */
+		if (same_layout(fd, m) && bpf_map__reuse_fd(m, fd))
+			ret = vk_err(err, "cannot reuse %s: %s", pin, strerror(errno));
+		close(fd);
+	}
 	return ret;
 }
 
@@ -239,34 +260,37 @@ static int check_shared_pins(struct bpf_object *obj, char *err)
 }
 
 /*
- * Pin the counters unless the pin already is this map (a replace that reused it). A
- * fresh load pins before it commits, so a failure fails the load; after a replace's
- * commit a failure cannot undo it, so there it is only a missing counter (replaced
- * says how it went: see vk_instance_replace).
+ * Pin the instance's own maps unless a pin already is this map (a replace that reused
+ * it). A fresh load pins before it commits, so a failure fails the load; after a
+ * replace's commit a failure cannot undo it, so there it is only a missing counter or
+ * ring (replaced says how it went: see vk_instance_replace).
  */
-static int pin_stats(struct bpf_object *obj, const char *name, char *err)
+static int pin_own(struct bpf_object *obj, const char *name, char *err)
 {
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, "vk_stats");
-	struct bpf_map_info a = {}, b = {};
-	__u32 la = sizeof(a), lb = sizeof(b);
 	char pin[PIN_PATH_MAX];
-	int fd;
 
-	if (!m)
-		return 0;
-	path_of(pin, name, "stats");
-	fd = bpf_obj_get(pin);
-	if (fd >= 0) {
-		bool same = !bpf_map_get_info_by_fd(fd, &a, &la) &&
-			    !bpf_map_get_info_by_fd(bpf_map__fd(m), &b, &lb) && a.id == b.id;
+	for (size_t i = 0; i < VK_NR_OWN_PINS; i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, vk_own_pins[i].map);
+		struct bpf_map_info a = {}, b = {};
+		__u32 la = sizeof(a), lb = sizeof(b);
+		int fd;
 
-		close(fd);
-		if (same)
-			return 0;
-		unlink(pin);	/* another layout's: this code counts afresh */
+		if (!m)
+			continue;
+		path_of(pin, name, vk_own_pins[i].leaf);
+		fd = bpf_obj_get(pin);
+		if (fd >= 0) {
+			bool same = !bpf_map_get_info_by_fd(fd, &a, &la) &&
+				    !bpf_map_get_info_by_fd(bpf_map__fd(m), &b, &lb) && a.id == b.id;
+
+			close(fd);
+			if (same)
+				continue;
+			unlink(pin);	/* another layout's: this code starts afresh */
+		}
+		if (bpf_map__pin(m, pin))
+			return vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
 	}
-	if (bpf_map__pin(m, pin))
-		return vk_err(err, "cannot pin %s: %s", pin, strerror(errno));
 	return 0;
 }
 
@@ -312,7 +336,7 @@ static struct bpf_object *prepare(const struct vk_variant_desc *v, const char *n
 		vk_err(err, "cannot prepare a map registration: %s", strerror(errno));
 		goto fail;
 	}
-	if (reuse_stats(obj, name, err) || check_shared_pins(obj, err))
+	if (reuse_own(obj, name, err) || check_shared_pins(obj, err))
 		goto fail;
 	if (bpf_object__load(obj)) {
 		vk_err(err, "the kernel refused to load %s: %s (rerun with -v for the verifier log)",
@@ -473,7 +497,7 @@ int vk_instance_load(const struct vk_variant_desc *v, const char *name,
 		return -1;
 	}
 	obj = prepare(v, name, p, by_map, &om, &pm, err);
-	if (!obj || pin_stats(obj, name, err))
+	if (!obj || pin_own(obj, name, err))
 		goto out;
 	if (!by_map) {
 		ret = register_link(name, om, pm, err);
@@ -547,8 +571,8 @@ int vk_instance_replace(const struct vk_variant_desc *v, const char *name,
 		vk_err(err, "replaced, but cannot move %s to %s: %s", next, pin, strerror(errno));
 		goto out;
 	}
-	/* committed: a counter that cannot be pinned does not make the replace a failure */
-	pin_stats(obj, name, err);
+	/* committed: a counter or ring that cannot be pinned does not fail the replace */
+	pin_own(obj, name, err);
 	err[0] = '\0';
 	ret = 0;
 out:
@@ -766,7 +790,7 @@ int vk_instance_stats(const char *name, struct vk_stats *st, char *err)
 	memset(st, 0, sizeof(*st));
 	if (ncpu <= 0)
 		return vk_err(err, "cannot count the CPUs: %s", strerror(-ncpu));
-	path_of(pin, name, "stats");
+	path_of(pin, name, VK_LEAF_STATS);
 	fd = bpf_obj_get(pin);
 	if (fd < 0)
 		return 1;
@@ -799,4 +823,12 @@ int vk_instance_stats(const char *name, struct vk_stats *st, char *err)
 	free(per);
 	close(fd);
 	return ret;
+}
+
+int vk_instance_events_fd(const char *name)
+{
+	char pin[PIN_PATH_MAX];
+
+	path_of(pin, name, VK_LEAF_EVENTS);
+	return bpf_obj_get(pin);
 }

@@ -7,9 +7,11 @@
  *   VK_PIN_ROOT/cc/NAME/ops              its struct_ops map, where the kernel has
  *                                        no struct_ops links (< 6.4) and the map
  *                                        itself is registered (docs/DESIGN.md §4.3)
+ *   VK_PIN_ROOT/cc/NAME/stats            its counters
+ *   VK_PIN_ROOT/cc/NAME/events           its trace ring buffer (§5.1)
  *   VK_PIN_ROOT/shared/vk_flows          per-flow sk_storage, shared by all
- *   VK_PIN_ROOT/shared/vk_events         the trace ring buffer, and
- *   VK_PIN_ROOT/shared/vk_trace_lost     its drop counter
+ *   VK_PIN_ROOT/shared/vk_trace_lost     the rings' drop counter, and
+ *   VK_PIN_ROOT/shared/vk_trace_until    the trace lease
  * NAME is spelled as names.h says. The commit point is the link pin (pinned
  * last), or for a map registration the registration itself (after every pin):
  * an instance without it is a load that was interrupted, reported as such by
@@ -26,9 +28,10 @@
 #define VK_PIN_CC		VK_PIN_ROOT "/cc"
 #define VK_PIN_SHARED		VK_PIN_ROOT "/shared"
 #define VK_PIN_FLOWS		VK_PIN_SHARED "/vk_flows"
-#define VK_PIN_EVENTS		VK_PIN_SHARED "/vk_events"
 #define VK_PIN_TRACE_LOST	VK_PIN_SHARED "/vk_trace_lost"
 #define VK_PIN_TRACE_UNTIL	VK_PIN_SHARED "/vk_trace_until"
+#define VK_LEAF_STATS		"stats"		/* under VK_PIN_CC/NAME/ */
+#define VK_LEAF_EVENTS		"events"
 
 #define TCP_CONG_NON_RESTRICTED	0x1	/* include/net/tcp.h: vk_params.ca_flags */
 
@@ -72,5 +75,7 @@ int vk_instance_stats(const char *name, struct vk_stats *st, char *err);
  * even when empty): returns how many, or -1.
  */
 int vk_instance_names(char (**names)[VK_NAME_MAX]);
+/* An fd of the instance's own trace ring (VK_LEAF_EVENTS), or -1 with errno. */
+int vk_instance_events_fd(const char *name);
 
 #endif

@@ -287,11 +287,15 @@ int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, void (*drain)(vo
 		close(lk);
 		return -1;
 	}
-	/* Under the lock no reader starts or sets bits meanwhile: if none lives,
-	 * what the ring holds is a dead reader's; else it is a live one's unread. */
+	/* Under the lock no reader starts or sets bits meanwhile: if no live reader
+	 * claims one of our instances, what their rings hold is a dead reader's; else
+	 * it is a live one's unread (each instance has its own ring, instance.h). */
 	others = scan(&live, false);
+	for (int i = 0; others > 0 && i < n; i++)
+		if (claimed(&live, names[i]))
+			others = -1;
 	free(live.v);
-	if (others == 0 && drain)
+	if (others >= 0 && drain)
 		drain(arg);
 	if (reg_create(names, n, bits, err)) {
 		close(lk);

@@ -14,8 +14,9 @@
  * instance's bits become the union of what the live files claim. If any file's
  * state or claims cannot be read, that round changes nothing.
  *
- * All readers share one ring: each record goes to whichever reader consumes it
- * first, so concurrent readers split the stream (each filters its share).
+ * Each instance has its own ring: readers of different instances read apart, and
+ * two readers of one instance split its stream (each record goes to whichever
+ * consumes it first; each filters its share).
  */
 #ifndef VK_TRACELEASE_H
 #define VK_TRACELEASE_H
@@ -36,8 +37,9 @@ bool vk_tracing_live(const char *name, __u32 bits);
 
 /* Register this process as a reader of `names` with `bits` and switch them on;
  * returns how many of them now carry the bits, or -1 with err. First, under
- * the state lock, drain(arg) if no other reader lives: what the ring then
- * holds was left by dead ones; beside a live reader it is that reader's. */
+ * the state lock, drain(arg) if no other live reader claims one of `names`:
+ * what their rings then hold was left by dead ones; beside a live reader of
+ * one of them it is that reader's. */
 int vk_reg_start(char (*names)[VK_NAME_MAX], int n, __u32 bits, void (*drain)(void *),
 		 void *arg, char *err);
 /* Clear what dead readers left on, if the state lock is free right now. */

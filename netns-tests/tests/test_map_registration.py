@@ -39,7 +39,7 @@ def map_registered():
 
 def test_load_registers_through_the_map_and_unload_unregisters(map_registered):
     assert NAME in available_cc()
-    assert sorted(os.listdir(PIN_ROOT / "cc" / NAME)) == ["ops", "params", "stats"]
+    assert sorted(os.listdir(PIN_ROOT / "cc" / NAME)) == ["events", "ops", "params", "stats"]
     inst = show()
     assert (inst["state"], inst["registration"], inst["link_id"]) == ("registered", "map", 0)
     assert inst["map_id"] > 0

@@ -1,5 +1,6 @@
 """vegasctl: load, unload, set, show, list, and every refusal leaving the system unchanged."""
 import contextlib
+import json
 import os
 import struct
 import subprocess
@@ -483,6 +484,24 @@ def test_replace_keeps_an_unrestricted_controller_unrestricted():
         vegasctl("load", "vegas", "--name", name, "--replace", "--unrestricted")
         assert vegasctl_json("show", name)["restricted"] is False
         assert name in ALLOWED.read_text().split()
+
+
+@pytest.mark.needs_kernel("link_update")
+def test_replace_keeps_the_instance_s_trace_ring_and_counters():
+    # a reader of the instance holds its ring open across an upgrade, and old
+    # sockets keep writing into it: the new code must write the same one
+    # (docs/DESIGN.md §5.1); the counters likewise stay monotonic
+    def pinned_ids(name: str) -> dict[str, int]:
+        return {leaf: json.loads(subprocess.run(
+            ["bpftool", "-j", "map", "show", "pinned", str(PIN_ROOT / "cc" / name / leaf)],
+            capture_output=True, text=True, check=True).stdout)["id"]
+            for leaf in ("events", "stats")}
+
+    with loaded("vegas", "--name", "vk_ring") as name:
+        before = pinned_ids(name)
+        vegasctl("load", "vegas", "--name", name, "--replace", "alpha=3")
+        assert vegasctl_json("show", name)["params"]["alpha"] == 3
+        assert pinned_ids(name) == before
 
 
 def test_list_and_trace_see_more_than_256_instances():

@@ -138,9 +138,9 @@ demo: deps all
 # The papers' experiments: every scenario (or SCENARIOS=a.toml b.toml), full profile.
 PROFILE   ?= full
 SCENARIOS ?= $(filter-out demo.toml model_validation%.toml,$(notdir $(wildcard netns-tests/scenarios/*.toml)))
-# JOBS=N runs N at once (no traces then; docs/DESIGN.md §7.1); REPS=N overrides the profile's;
+# JOBS=N runs N at once (docs/DESIGN.md §7.1); REPS=N overrides the profile's;
 # RUNS="a b" reruns only those runs, merged into the reports beside the others.
-# TRACE_ALL=1 traces every repetition, not only the first (JOBS=1): decisions per rule and alpha.
+# TRACE_ALL=1 traces every repetition, not only the first: decisions per rule and alpha.
 JOBS      ?= 1
 results: deps all
 	$(PY) -m vegaskit.cli.results $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
@@ -157,8 +157,8 @@ ns2: deps all
 
 # vegas_plus against issue 17's goals beside vegas, vegas_a, cubic and bbr
 # (docs/DESIGN.md §7.3): CASES, NETS, CCS rerun only those and merge into
-# results/vegas_plus/; JOBS=N runs N at once (untraced); TRACE_ALL=1 traces every
-# repetition (JOBS=1), not only the first.
+# results/vegas_plus/; JOBS=N runs N at once; TRACE_ALL=1 traces every
+# repetition, not only the first.
 CASES ?=
 NETS ?=
 CCS ?=

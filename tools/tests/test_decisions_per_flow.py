@@ -187,3 +187,33 @@ def test_a_partial_rerun_leaves_the_rerun_files_as_the_run_made_them(tmp_path):
     for rep in (0, 1):
         kept = json.loads((tmp_path / "vegas_a" / f"rep{rep}" / "summary.json").read_text())
         assert kept["flows"][0]["decisions"]["alpha_rise_s"] == 4.0
+
+
+def test_a_job_s_flows_are_found_on_its_own_ports():
+    """Runs side by side serve their flows on ports of their own (runner.port_base):
+    a job's trace is read at its base, and job 0's ports are another job's nothing."""
+    base = runner.port_base(2)
+    assert base == runner.BASE_PORT + 2 * runner.JOB_PORTS
+    recs = [_rec(1.0, base + 1, "hold", 1), _rec(2.0, base + 1, "dec", 1),
+            _rec(3.0, runner.BASE_PORT + 1, "inc", 1)]    # job 0's flow 1: not this run's
+    flows = _flows()
+    runner.decisions_per_flow(flows, recs, T0, base)
+    assert flows[0]["decisions"]["count"] == 2 and flows[0]["decisions"]["rules"] == \
+        {"hold": 1, "dec": 1}
+    flows = _flows()
+    runner.decisions_per_flow(flows, recs, T0)
+    assert flows[0]["decisions"]["count"] == 1      # at the default base: job 0's alone
+
+
+def test_a_job_s_trace_names_controllers_as_the_run_does():
+    """trace.csv of a job reads like any run's: bpf_vegas, not its instance
+    bpf_vegas.j1 (summary.json's `instances` keeps that)."""
+    from vegaskit.testbed.vtrace import Trace, parse_csv
+    t = Trace()
+    t.text = ("time_s,type,netns,sport,dport,ca\n1.5,decision,7,40000,5302,bpf_vegas.j1\n"
+              "1.6,decision,7,40001,5303,reno\n")
+    t.records = parse_csv(t.text)
+    runner._name_as_run(t, {"bpf_vegas.j1": "bpf_vegas"})
+    assert [r["ca"] for r in parse_csv(t.text)] == ["bpf_vegas", "reno"]
+    assert [r["ca"] for r in t.records] == ["bpf_vegas", "reno"]
+    assert t.text.splitlines()[1] == "1.5,decision,7,40000,5302,bpf_vegas"

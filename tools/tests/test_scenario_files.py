@@ -220,19 +220,6 @@ def test_rewriting_reports_without_results_is_refused_in_one_line(tmp_path, how)
     assert not out.exists() or not any(out.iterdir())
 
 
-@pytest.mark.reliability("bad_input")
-def test_tracing_every_repetition_of_runs_side_by_side_is_refused(tmp_path):
-    """Runs side by side trace nothing (one ring buffer, one reader): --trace-all
-    with --jobs 2 would silently give untraced runs, so it is refused."""
-    r = subprocess.run([sys.executable, "-m", "vegaskit.cli.results",
-                        str(paths.SCENARIOS / "newreno_1v1.toml"), "--profile", "ci",
-                        "--trace-all", "--jobs", "2", "--out", str(tmp_path / "out")],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2
-    assert r.stderr.count("\n") == 1 and "--trace-all needs --jobs 1" in r.stderr, r.stderr
-    assert not (tmp_path / "out").exists()
-
-
 def test_a_start_placeholder_is_a_number_once_each_run_fills_it():
     """A flow's start may be a {placeholder} (runs that fix the start order,
     packet_size's late256/late1448); the value a run gives is checked as a

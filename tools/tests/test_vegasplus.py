@@ -102,13 +102,6 @@ def test_arrival_burst_weights_groups_by_their_packets(tmp_path):
     assert measure.arrival_burst(q, 5, 6) == 0.0
 
 
-def test_trace_all_needs_one_run_at_a_time(capsys):
-    from vegaskit.cli.vegas_plus import main
-    assert main(["--trace-all", "--jobs", "2", "--case", "alone"]) == 2
-    err = capsys.readouterr().err
-    assert "--trace-all needs --jobs 1" in err and err.count("\n") == 1
-
-
 def test_the_start_order_cases_run_only_when_named_and_fix_the_order():
     ordered = {f"{cc}_{side}" for cc in ("cubic", "reno") for side in ("ahead", "behind")}
     assert ordered.isdisjoint(cases.DEFAULT_CASES)

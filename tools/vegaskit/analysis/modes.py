@@ -126,13 +126,13 @@ def delay_windows(decisions: list[dict], t0: float, every: float) -> list[dict]:
     return out
 
 
-def plus_decisions(trace_rows: list[dict]) -> dict[int, list[dict]]:
+def plus_decisions(trace_rows: list[dict], base: int = BASE_PORT) -> dict[int, list[dict]]:
     """A trace's vegas_plus decision records (an ablation's too), in order, by flow."""
     by_flow: dict[int, list[dict]] = {}
     for r in trace_rows:
         if r["type"] == "decision" and r["ca"] in PLUS_INSTANCES:
-            # flow N is the connection to port BASE_PORT + N (the runner's)
-            by_flow.setdefault(int(r["dport"]) - BASE_PORT, []).append(r)
+            # flow N is the connection to port base + N (the runner's port_base)
+            by_flow.setdefault(int(r["dport"]) - base, []).append(r)
     return by_flow
 
 
@@ -145,7 +145,7 @@ def read_rep(rep: Path, after: float, every: float | None = None) -> list[dict] 
     s = json.loads(summary.read_text())
     t0, t_end = s["t0_monotonic"], s["duration_s"]
     ivals = intervals(read_csv(flows))
-    by_flow = plus_decisions(read_csv(trace))
+    by_flow = plus_decisions(read_csv(trace), s.get("port_base", BASE_PORT))
     out = []
     for f in s["flows"]:
         if decisions := by_flow.get(f["flow"]):

@@ -6,7 +6,7 @@
 Arm *alone*: the run by itself. Arm *beside*: the same run with K other runs
 of the same scenario started at the same moment, each in its own lab with its
 own controller instances (cli/results.py --jobs). The measured run is job 1
-in both arms, so neither arm traces and both load the same instances. Rounds
+in both arms, so both load the same instances, and no run traces. Rounds
 interleave the arms (alone, beside, alone, ...), so drift in the machine
 falls on both. Per repetition, one number per metric; the arms are compared
 by the exact permutation test, Holm-adjusted, and the KS distance
@@ -54,8 +54,9 @@ def numbers(sm: dict) -> dict[str, float]:
 
 
 def _one(path: str, run: str, profile: str, rep: int, outdir: str, job: int) -> dict:
-    return runner.execute(Scenario.load(path).run(run, profile, rep), Path(outdir), job=job,
-                          plots=False)
+    r = Scenario.load(path).run(run, profile, rep)
+    r.trace = "off"         # both arms alike: what they compare is the runs, not a tracer
+    return runner.execute(r, Path(outdir), job=job, plots=False)
 
 
 def round_beside(pool, s: Scenario, run: str, profile: str, rep: int, others: list[str],
@@ -103,8 +104,8 @@ def render(setup: dict, rows: list[dict], command: str) -> str:
                    f"{r['beside_range'][1]:.4g}] | {r['p']:.3g} | {r['p_holm']:.3g} | "
                    f"{r['ks']:.2f} |")
     out += ["", "What it decides: `make results JOBS=N` runs N scenario runs at once. It is "
-            "offered for N up to 1 + the number of others here only when no metric differs; "
-            "runs at once trace nothing (the controllers share one ring buffer).",
+            "offered for N up to 1 + the number of others here only when no metric differs. "
+            "These runs were untraced, in both arms.",
             "", f"Wall time: alone {setup['wall_alone_s']:.0f} s, beside "
             f"{setup['wall_beside_s']:.0f} s for the same {n} measured runs.", ""]
     return "\n".join(out)

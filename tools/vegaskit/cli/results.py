@@ -258,7 +258,7 @@ def _execute(plans, profile: str, out: Path, reps_override: int | None, jobs: in
     pool = cf.ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init,
                                   initargs=(stop,))
     try:
-        futs = {pool.submit(run_one, s.path, n, profile, rep, d, commit): s
+        futs = {pool.submit(run_one, s.path, n, profile, rep, d, commit, trace_all): s
                 for s, n, rep, d in tasks}
         for f in cf.as_completed(futs):
             sm = f.result()
@@ -313,10 +313,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not 1 <= a.jobs <= 16:
         print("testbed: --jobs must be 1 to 16", file=sys.stderr)
-        return 2
-    if a.trace_all and a.jobs > 1:
-        print("testbed: --trace-all needs --jobs 1 (runs side by side trace nothing)",
-              file=sys.stderr)
         return 2
     try:
         every = [Scenario.load(p) for p in sorted(paths.SCENARIOS.glob("*.toml"))]

@@ -68,10 +68,6 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= a.reps <= 100 or not 1 <= a.jobs <= 16:
         print("vegas-plus: --reps must be 1 to 100 and --jobs 1 to 16", file=sys.stderr)
         return 2
-    if a.trace_all and a.jobs > 1:
-        print("vegas-plus: --trace-all needs --jobs 1 (runs side by side trace nothing)",
-              file=sys.stderr)
-        return 2
     if a.rerender:
         if not base.is_dir():
             print(f"vegas-plus: {base}: nothing to render", file=sys.stderr)

@@ -170,7 +170,7 @@ def _per_rep_rows(summaries: list[dict], runs: list[str]) -> list[str]:
     if not rows:
         return []
     out = ["", "Repetition by repetition. Decisions are those `vegasctl trace` recorded (the "
-           "first repetition of a run made alone; every one with `TRACE_ALL=1`); alpha is the "
+           "first repetition of a run; every one with `TRACE_ALL=1`); alpha is the "
            "threshold in force after each decision, its mean weighted by how long each value "
            "stood, and it rose at the first decision that "
            "left it above its first value, in seconds from the run's start. baseRTT: the "
@@ -357,7 +357,7 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
             "baseRTT a delay-based flow learned, and above the path's when the flow started "
             "behind a standing queue.",
             "", "Per run and repetition: `flows.csv`, `summary.json`, `throughput.png`, "
-            "`queue.png`, and for our controllers (one run at a time only) `trace.csv` and "
+            "`queue.png`, and for our controllers `trace.csv` and "
             "`trace.png`, in the run's directory beside this file; the per-packet `queue.csv` "
             "is written too but not kept in git (its size).", ""]
     return "\n".join(out)

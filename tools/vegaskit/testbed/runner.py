@@ -7,7 +7,7 @@
         late.csv      the emulator's releases 1 ms or more late, every link both ways
         trace.csv     per-RTT decisions of vegaskit controllers (vegasctl trace)
         castates.csv  every sender's congestion-state changes and retransmissions
-                      (tcp:tcp_cong_state_set, tcp:tcp_retransmit_skb; one run at a time)
+                      (tcp:tcp_cong_state_set, tcp:tcp_retransmit_skb)
         summary.json  the metrics (docs/DESIGN.md §6)
         *.png         throughput, queue, and cwnd/RTT/diff/alpha-beta of our flows
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import io
 import json
 import shlex
 import statistics
@@ -39,6 +40,14 @@ from .scenario import Run, job_suffix
 from .vtrace import VEGASCTL, Trace
 
 BASE_PORT = 5201
+# Job N > 0 of several runs at once serves its flows on ports of its own, so that the
+# kernel's tracepoints, which see every namespace, tell its sockets from the others'.
+JOB_PORTS = 100
+
+
+def port_base(job: int) -> int:
+    """Flow K of job `job`'s run is served on port_base(job) + K."""
+    return BASE_PORT + JOB_PORTS * job
 
 
 registered = leftovers.registered
@@ -167,12 +176,14 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
     called t seconds into the run with the Dumbbell (for tests and probes).
     plots=False skips the figures (minutes each in an emulated guest). job N > 0
     is one of several runs at once (cli/results.py --jobs): it loads its own
-    controller instances and traces nothing, because every instance writes one
-    shared ring buffer and a second reader would take the first one's records."""
+    controller instances, whose trace rings are their own (docs/DESIGN.md §5.1),
+    and serves its flows on ports of its own (port_base), so its traces hold its
+    flows alone; trace.csv names each record's controller as the run does."""
     outdir.mkdir(parents=True, exist_ok=True)
     results: dict[int, iperf.FlowResult] = {}
     started: dict[int, float] = {}
     names = instance_names(run, job)
+    base = port_base(job)
     # Before controllers(): a dead run's controller still registered would look
     # loaded, be reused, and then be unloaded by the Lab's own sweep mid-run.
     leftovers.sweep()
@@ -190,7 +201,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
                 db.senders[f.index - 1].sysctl(f"net.ipv4.{key}", value)
         servers = {}
         for f in run.flows:
-            port = BASE_PORT + f.index
+            port = base + f.index
             if f.bytes:         # a file transfer: completion = last byte delivered
                 servers[f.index] = _python(lab, db.receivers[f.index - 1], "vegaskit.testbed.transfer",
                                            "server", "--port", str(port), "--interval",
@@ -200,17 +211,16 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             else:
                 iperf.server(lab, db.receivers[f.index - 1], port, _interval(run))
         trace = None
-        if ours and run.trace != "off" and not job:
+        if ours and run.trace != "off":
             what = ["--decisions"] if run.trace == "decisions" else []
             trace = stack.enter_context(
                 Trace(*what, *sum((["--controller", c] for c in ours), []),
                       env=leftovers.owner_env(lab.prefix)))
-        # what every sender went through, whatever its controller: one run at a time
-        # only, since the tracepoints see every namespace and runs share ports
+        # what every sender went through, whatever its controller: the tracepoints see
+        # every namespace, so the run's own ports tell its sockets
         states = None
-        if run.trace != "off" and not job and tcpprobe.states_available():
-            states = stack.enter_context(
-                tcpprobe.CaStates(BASE_PORT + 1, BASE_PORT + len(run.flows)))
+        if run.trace != "off" and tcpprobe.states_available():
+            states = stack.enter_context(tcpprobe.CaStates(base + 1, base + len(run.flows)))
         labs = stack.enter_context(leftovers.LabsAlive())
         t0 = time.monotonic()
         events = sorted([(f.start, "flow", f) for f in run.flows] +
@@ -224,7 +234,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
                 started[f.index] = time.monotonic() - t0    # until the watcher knows better
                 if f.bytes:
                     args = ["client", "--addr", topology.receiver_addr(f.index), "--port",
-                            str(BASE_PORT + f.index), "--bytes", str(f.bytes), "--cc", names[f.cc],
+                            str(base + f.index), "--bytes", str(f.bytes), "--cc", names[f.cc],
                             "--interval", str(_interval(run)),
                             "--report", str(Path(tmp) / f"xfer{f.index}-client.json")]
                     args += ["--mss", str(f.mss)] if f.mss else []
@@ -233,9 +243,9 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
                     continue
                 clients[f.index] = iperf.client(
                     lab, db.senders[f.index - 1], topology.receiver_addr(f.index),
-                    BASE_PORT + f.index, names[f.cc], f.duration, interval=_interval(run),
+                    base + f.index, names[f.cc], f.duration, interval=_interval(run),
                     mss=f.mss)
-                watchers.append(_watch_data_start(db.senders[f.index - 1], BASE_PORT + f.index,
+                watchers.append(_watch_data_start(db.senders[f.index - 1], base + f.index,
                                                   t0, started, f.index))
             elif kind == "change":
                 db.links[obj.link].set("both", **obj.params)
@@ -266,6 +276,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
         host["late"] = lateness.late_releases(events, t0_us)
     host["labs_alive_max"] = labs.most
     if trace:
+        _name_as_run(trace, {inst: cc for cc, inst in names.items() if inst != cc})
         (outdir / "trace.csv").write_text(trace.text)
     ca = None
     if states:
@@ -274,11 +285,30 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             w = csv.writer(fh)
             w.writerow(["t_s", "sport", "dport", "event", "state"])     # event: state, retx
             w.writerows(ca)
-    return write(run, outdir, results, started, queues, stats, host, t_end, trace, t0, plots, ca)
+    return write(run, outdir, results, started, queues, stats, host, t_end, trace, t0, plots, ca,
+                 base, {cc: inst for cc, inst in names.items() if inst != cc})
+
+
+def _name_as_run(trace: Trace, alias: dict[str, str]) -> None:
+    """A job's trace with each record's controller named as the run names it (bpf_vegas,
+    not its instance bpf_vegas.j1), so that it reads like any other run's; the
+    summary's `instances` keeps which instance ran it."""
+    if not alias:
+        return
+    rows = list(csv.reader(io.StringIO(trace.text)))
+    at = rows[0].index("ca")
+    for row in rows[1:]:
+        row[at] = alias.get(row[at], row[at])
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    trace.text = out.getvalue()
+    for r in trace.records:
+        r["ca"] = alias.get(r["ca"], r["ca"])
 
 
 def write(run: Run, outdir: Path, results, started, queues, stats, host, t_end, trace,
-          t0: float, plots: bool = True, ca: list | None = None) -> dict:
+          t0: float, plots: bool = True, ca: list | None = None, base: int = BASE_PORT,
+          instances: dict[str, str] | None = None) -> dict:
     """flows.csv, queue.csv, summary.json and the plots of a finished run."""
     with open(outdir / "flows.csv", "w", newline="") as fh:
         # one row per interval: bytes and bps as received, cwnd/RTT/retx as the
@@ -301,10 +331,12 @@ def write(run: Run, outdir: Path, results, started, queues, stats, host, t_end, 
         w.writerow(["t_s", "link", "dir", "late_ms"])
         w.writerows(host["late"])
     summary = summarize(run, results, started, queues, stats, host, t_end)
+    summary["port_base"] = base
+    summary["instances"] = instances or {}
     if ca is not None:
-        ca_per_flow(summary["flows"], ca)
+        ca_per_flow(summary["flows"], ca, base)
     if trace:
-        decisions_per_flow(summary["flows"], trace.records, t0)
+        decisions_per_flow(summary["flows"], trace.records, t0, base)
     summary["t0_monotonic"] = t0
     summary["trace_records"] = len(trace.records) if trace else None
     summary["trace_lost"] = trace.lost if trace else None
@@ -409,18 +441,19 @@ def fill_decisions(summary: dict, rundir: Path) -> bool:
         return False
     from .vtrace import parse_csv
     before = [fl.get("decisions") for fl in summary["flows"]]
-    decisions_per_flow(summary["flows"], parse_csv(trace.read_text()), summary["t0_monotonic"])
+    decisions_per_flow(summary["flows"], parse_csv(trace.read_text()), summary["t0_monotonic"],
+                       summary.get("port_base", BASE_PORT))
     return [fl.get("decisions") for fl in summary["flows"]] != before
 
 
-def ca_per_flow(flows: list[dict], ca: list[tuple]) -> None:
+def ca_per_flow(flows: list[dict], ca: list[tuple], base: int = BASE_PORT) -> None:
     """Into each flow: its sender's time in each congestion state over the flow's second
     half, the time-outs (entries into Loss) there, and the retransmitted segments the
     tracepoint saw there. A flow has two sockets to its port (iperf3's control
     connection and its data): the figures are the data socket's, the one with the most
     state changes, and the retransmissions are counted over both."""
     for fl in flows:
-        port = BASE_PORT + fl["flow"]
+        port = base + fl["flow"]
         half = fl["start_s"] + (fl["end_s"] - fl["start_s"]) / 2
         changes: dict[int, list] = {}
         retx = 0
@@ -438,7 +471,8 @@ def ca_per_flow(flows: list[dict], ca: list[tuple]) -> None:
         fl["retransmits_traced_second_half"] = retx
 
 
-def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> None:
+def decisions_per_flow(flows: list[dict], records: list[dict], t0: float,
+                       base: int = BASE_PORT) -> None:
     """Into each flow our controller traced: how many decisions of each rule it
     took, the baseRTT it held (smallest, and time-weighted mean), the mean of the
     round's RTT over baseRTT at its decisions in the flow's second half, and its alpha over
@@ -448,7 +482,7 @@ def decisions_per_flow(flows: list[dict], records: list[dict], t0: float) -> Non
     the controller's own decisions differed (§7.1). The trace keys flows by the
     sender's socket, whose destination port is the flow's."""
     for fl in flows:
-        port = BASE_PORT + fl["flow"]
+        port = base + fl["flow"]
         mine = [r for r in records if r.get("type") == "decision" and r.get("dport") == port]
         if not mine:
             continue

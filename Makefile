@@ -175,9 +175,9 @@ concurrency: deps all
 fifo-ab: deps all
 	$(PY) -m vegaskit.cli.fifo_ab
 
-# The Samios-Vernon model against our own flows (seed 001, section 4).
+# The Samios-Vernon model against our own flows (seed 001, section 4). JOBS=N runs N at once.
 model-validation: deps all
-	$(PY) -m vegaskit.cli.model_validation --profile $(PROFILE) \
+	$(PY) -m vegaskit.cli.model_validation --profile $(PROFILE) --jobs $(JOBS) \
 		$(foreach f,$(FAMILIES),--family $(f))
 
 # Speed: per-call cost, CPU per GB vs reno/cubic, tracing cost, emulator, swap time, flows.

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.kernel
 
 
 def test_pipeline_measures_and_predicts(tmp_path):
-    assert model_validation.main(["--profile", "ci", "--out", str(tmp_path)]) == 0
+    # 3 at once, as test_scenarios runs its scenarios (make results JOBS=3's path)
+    assert model_validation.main(["--profile", "ci", "--out", str(tmp_path), "--jobs", "3"]) == 0
     every = read_csv(tmp_path / "validation.csv")
     # two random-loss runs and one beside cross traffic; one at 100 Mbit/s; one sparing
     # retransmissions from the random loss

@@ -1,9 +1,11 @@
 """The Samios-Vernon model against our own Vegas flows (seed 001, section 4), with the
 experiments that separate where its error comes from (docs/DESIGN.md §8).
 
-    sudo make model-validation [PROFILE=full|ci]
+    sudo make model-validation [PROFILE=full|ci] [JOBS=N]
     python -m vegaskit.cli.model_validation [--profile full|ci] [--out DIR] [--from DIR]
+                                            [--jobs N]
         --from DIR   re-analyse finished runs (DIR/<scenario>/<run>/rep<k>/) instead of running
+        --jobs N     up to N runs at once, as `make results JOBS=N` runs them (default 1)
 
 Stages, each a table of report.md:
   1. Vegas (vegas --preset samios loss_cut=4) under the emulator's random loss and beside a
@@ -30,11 +32,14 @@ import argparse
 import csv
 import statistics
 import sys
+import functools
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vegaskit import paths
 from vegaskit.cli import testbed_ready
+from vegaskit.cli.results import run_tasks, source_commit
 from vegaskit.analysis import model, model_sim, pftk, plots
 from vegaskit.analysis.model_inputs import MSS, keep, measured
 from vegaskit.testbed import runner
@@ -154,20 +159,30 @@ def label(s: Scenario, spec: Variant | None) -> str:
     return s.name + (spec.suffix if spec else "")
 
 
-def rundirs(s: Scenario, profile: str, src: Path, run: bool, spec: Variant | None = None):
-    """Every (run, rep) directory of a scenario, running it first unless re-analysing;
-    with spec, the Vegas flow runs on that controller instead of the scenario's, and
-    with its ack_every every receiver acknowledges each segment."""
+def rundir(s: Scenario, spec: Variant | None, src: Path, name: str, rep: int) -> Path:
+    return src / label(s, spec) / name / f"rep{rep}"
+
+
+def run_all(todo: list[tuple[Scenario, Variant | None]], profile: str, src: Path,
+            jobs: int) -> None:
+    """Make every run of each (scenario, family's change) in the profile, each repetition
+    traced (the controller's view needs its decisions), up to `jobs` at once, and keep
+    each one's inputs (model_inputs.keep) as it finishes."""
+    commit = source_commit()
+    tasks = [(d, f"{label(s, spec)} / {name} rep {rep}",
+              (s.path, name, profile, rep, d, commit, True,
+               functools.partial(with_variant, spec=spec) if spec else None))
+             for s, spec in todo for name in s.profile_runs(profile)
+             for rep in range(s.reps(profile)) for d in [rundir(s, spec, src, name, rep)]]
+    run_tasks(tasks, jobs, lambda d, sm: keep(d))
+
+
+def rundirs(s: Scenario, profile: str, src: Path, spec: Variant | None = None):
+    """Every finished (run, rep) directory of a scenario, as a family changes it."""
     for name in s.profile_runs(profile):
         for rep in range(s.reps(profile)):
-            d = src / label(s, spec) / name / f"rep{rep}"
-            if run:
-                print(f"== {label(s, spec)} / {name} rep {rep}", flush=True)
-                r = with_variant(s.run(name, profile, rep), spec)
-                runner.execute(r, d, plots=rep == 0)
-                keep(d)
-            if (d / "summary.json").exists():
-                yield d
+            if (rundir(s, spec, src, name, rep) / "summary.json").exists():
+                yield rundir(s, spec, src, name, rep)
 
 
 def _spread(rows: list[dict], key: str) -> str:
@@ -447,9 +462,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", action="append", choices=[*FAMILIES, "reno"],
                     help="run only this family (repeatable); the others' finished runs are "
                     "analysed as they are")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
+                    help="runs at once (default 1)")
     a = ap.parse_args(argv)
     if a.src and a.family:
         ap.error("--from runs nothing: --family does not apply")
+    if not 1 <= a.jobs <= 16:
+        print("model_validation: --jobs must be 1 to 16", file=sys.stderr)
+        return 2
     src = a.src or a.out / "runs" / a.profile
     plan = [(fam, n, spec) for fam, f in FAMILIES.items() for n, spec in f.members
             if a.profile == "full" or fam not in FULL_ONLY] + [("reno", RENO, None)]
@@ -470,9 +490,12 @@ def main(argv: list[str] | None = None) -> int:
     families: dict[str, list[dict]] = {fam: [] for fam in FAMILIES}
     reno: list[dict] = []
     try:
+        if not a.src:
+            run_all([(loaded[n], spec) for fam, n, spec in plan
+                     if not a.family or fam in a.family], a.profile, src, a.jobs)
         for fam, n, spec in plan:
-            s, run = loaded[n], not a.src and (not a.family or fam in a.family)
-            for d in rundirs(s, a.profile, src, run, spec):
+            s = loaded[n]
+            for d in rundirs(s, a.profile, src, spec):
                 m = measured(d)
                 m["run"] = f"{label(s, spec)}/{m['run'].split('/', 1)[1]}"
                 if fam == "reno":

@@ -11,8 +11,8 @@ profile, the index DIR/README.md. Runs named with --run replace those runs'
 earlier repetitions in summaries.json and the report, the rest kept; with a
 --reps other than the profile's they are written but not merged. Each
 summary records the commit it ran from. --jobs N runs up to N at once (each with
-its own controller instances and no trace: docs/DESIGN.md §7.1 says when
-that leaves results unchanged). Needs root and a build (make). Ctrl-C stops
+its own controller instances, traced like a run alone: docs/DESIGN.md §7.1 says
+when that leaves results unchanged). Needs root and a build (make). Ctrl-C stops
 cleanly: nothing is left behind.
 """
 from __future__ import annotations
@@ -123,9 +123,10 @@ def claim_slot() -> tuple[int, int]:
 
 
 def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
-            commit: str, trace_all: bool = False) -> dict | None:
+            commit: str, trace_all: bool = False, edit=None) -> dict | None:
     """One repetition of one run, in a worker process when jobs > 1; None if
-    the batch was stopped before it began."""
+    the batch was stopped before it began. edit(run) -> run, if given, changes
+    the run first (a picklable callable: model_validation's families)."""
     if _STOP is not None:
         # armed before the flag is read: the parent sets the flag, then signals
         _arm(_interrupt_once)
@@ -134,6 +135,8 @@ def run_one(path: Path, run: str, profile: str, rep: int, outdir: Path,
     job, held = claim_slot() if _STOP is not None else (0, -1)
     try:
         r = Scenario.load(path).run(run, profile, rep)
+        if edit:
+            r = edit(r)
         if rep and not trace_all:   # the first repetition's trace illustrates the run
             r.trace = "off"
         try:
@@ -244,12 +247,23 @@ def _execute(plans, profile: str, out: Path, reps_override: int | None, jobs: in
         print(f"   report: {report.write(s, profile, sms, base, command(profile, s.path))}",
               flush=True)
 
+    run_tasks([(s, f"{s.name} / {n} rep {rep} ({profile})",
+                (s.path, n, profile, rep, d, commit, trace_all)) for s, n, rep, d in tasks],
+              jobs, finished)
+
+
+def run_tasks(tasks: list[tuple], jobs: int, done) -> None:
+    """Each (key, title, run_one's arguments) of tasks, up to `jobs` at once, each in a worker
+    process with a job slot (its own controller instances and ports) when jobs > 1;
+    done(key, summary) as each finishes, in the order they finish. On Ctrl-C,
+    SIGTERM or a failed run it starts nothing more and stops the runs under way,
+    each removing its lab, then raises."""
     if jobs <= 1:
-        for s, n, rep, d in tasks:
-            print(f"== {s.name} / {n} rep {rep} ({profile})", flush=True)
-            sm = run_one(s.path, n, profile, rep, d, commit, trace_all)
+        for key, title, args in tasks:
+            print(f"== {title}", flush=True)
+            sm = run_one(*args)
             print(_line(sm), flush=True)
-            finished(s, sm)
+            done(key, sm)
         return
     ctx = mp.get_context("fork")
     stop = ctx.Event()
@@ -258,12 +272,11 @@ def _execute(plans, profile: str, out: Path, reps_override: int | None, jobs: in
     pool = cf.ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init,
                                   initargs=(stop,))
     try:
-        futs = {pool.submit(run_one, s.path, n, profile, rep, d, commit, trace_all): s
-                for s, n, rep, d in tasks}
+        futs = {pool.submit(run_one, *args): key for key, _, args in tasks}
         for f in cf.as_completed(futs):
             sm = f.result()
             print(f"== {sm['scenario']}\n{_line(sm)}", flush=True)
-            finished(futs[f], sm)
+            done(futs[f], sm)
     except BaseException:
         # Ctrl-C, SIGTERM or a failed run: start nothing more (runs already
         # queued to a worker see the flag), and interrupt the runs under way so
@@ -298,10 +311,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", action="append", dest="runs", help="only this run (repeatable)")
     ap.add_argument("--reps", type=int, help="repetitions of each run (default: the profile's)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
-                    help="runs at once (default 1; with more, nothing is traced)")
+                    help="runs at once (default 1)")
     ap.add_argument("--out", type=Path, default=paths.RESULTS)
     ap.add_argument("--trace-all", action="store_true",
-                    help="trace every repetition, not only the first (needs --jobs 1): each "
+                    help="trace every repetition, not only the first: each "
                          "flow's decisions by rule and its alpha go into the report")
     ap.add_argument("--rerender", action="store_true",
                     help="rewrite the reports and the index from summaries.json, running nothing")

@@ -50,10 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cc", action="append", dest="ccs", help="only this controller (repeatable)")
     ap.add_argument("--reps", type=int, default=cases.REPS)
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
-                    help="runs at once (default 1, which traces each run's first repetition; "
-                         "with more, nothing is traced)")
+                    help="runs at once (default 1); each run's first repetition is traced")
     ap.add_argument("--trace-all", action="store_true",
-                    help="trace every repetition, not only the first (needs --jobs 1)")
+                    help="trace every repetition, not only the first")
     ap.add_argument("--out", type=Path, default=paths.RESULTS)
     ap.add_argument("--rerender", action="store_true", help="rewrite the report, running nothing")
     a = ap.parse_args(argv)

@@ -81,10 +81,13 @@ def test_stage_counts_calls_and_leaves_nothing_on():
     assert 0 < r["per_ack_ns"][opcost.FLOOR]["median"] < r["per_ack_ns"]["bpf_vegas"]["median"]
     assert r["per_ack_ratio_to_floor"][opcost.FLOOR]["median"] == 1.0
     assert r["per_ack_ratio_to_rtt_floor"][opcost.RTT_FLOOR]["median"] == 1.0
-    # a veth's RTT of microseconds makes decisions far more frequent than a 2 ms path's
+    # a veth's RTT of microseconds makes decisions more frequent per ACK than a 2 ms
+    # path's, which the split rests on. By how much is the emulator's speed on the host:
+    # on an AMD EPYC of this kind on 2026-12-02 the path read 0.03 to 0.13 decisions per
+    # ACK against the veth's 0.19 to 0.22 (six runs of this stage, either build)
     veth_dec = r["decisions_per_ack"]["bpf_vegas"]["median"]
     path_dec = r["path"]["decisions_per_ack"]["bpf_vegas"]["median"]
-    assert veth_dec > 3 * path_dec > 0, (veth_dec, path_dec)
+    assert veth_dec > path_dec > 0, (veth_dec, path_dec)
     assert set(r["decision_ns"]) == set(r["ack_ns_above_rtt_floor"]) == \
         {"bpf_vegas", *r["one_call"]}
     assert r["rtt_floor_path_shift"]["n"] == 2 and r["split_unit"] == "call"

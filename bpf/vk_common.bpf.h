@@ -83,7 +83,7 @@ struct vk_params vk_params SEC(".data.params") = {
 	.calls = 2,
 	.keep_base_rtt = 1,
 	.idle_relearn = 1,
-	.th_tie_milli = 500,
+	.th_tie_milli = VK_TH_TIE_MILLI_DEFAULT,
 	VK_DEFAULT_PARAMS
 };
 

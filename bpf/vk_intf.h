@@ -127,6 +127,9 @@ enum vk_plus_ss {
 	VK_PLUS_SS_CAPPED,	/* slow start up to the window of the best rate seen */
 };
 
+/* th_tie_milli's default: Th ties within half a packet per round (docs/DESIGN.md §3.10) */
+#define VK_TH_TIE_MILLI_DEFAULT	500
+
 /* vegas_plus's rate_epoch: delay-mode rounds in an epoch of the rate maximum
  * (docs/DESIGN.md §3.11); the per-socket counter is 16 bits */
 #define VK_PLUS_RATE_EPOCH_DEFAULT	64

@@ -81,6 +81,8 @@ def generate(header: str) -> str:
         "# a controller name's buffer, with its NUL (TCP_CA_NAME_MAX)",
         f"NAME_MAX = {define(header, 'VK_NAME_MAX')}",
         f"PIN_DOT = {define(header, 'VK_PIN_DOT')}",
+        "# th_tie_milli's default: Th ties within this many thousandths of a packet a round",
+        f"TH_TIE_MILLI_DEFAULT = {define(header, 'VK_TH_TIE_MILLI_DEFAULT')}",
         "# vegas_plus's rate_epoch: its default and range, delay-mode rounds",
         f"PLUS_RATE_EPOCH_DEFAULT = {define(header, 'VK_PLUS_RATE_EPOCH_DEFAULT')}",
         f"PLUS_RATE_EPOCH_MIN = {define(header, 'VK_PLUS_RATE_EPOCH_MIN')}",

@@ -80,7 +80,7 @@ INF_SSTHRESH = 0x7FFFFFFF      # TCP_INFINITE_SSTHRESH
 def params(variant: str = "VEGAS", **kw) -> Params:
     base = dict(magic=intf.PARAMS_MAGIC, variant=VARIANT[variant], alpha=2, beta=4, gamma=1,
                 alpha_max=64, loss_cut=2, ref_bytes=4500, gain_milli=500, half_packet=1,
-                th_tie_milli=500, foreign_max=8, compete=1, compete_ss=1,
+                th_tie_milli=intf.TH_TIE_MILLI_DEFAULT, foreign_max=8, compete=1, compete_ss=1,
                 rate_epoch=intf.PLUS_RATE_EPOCH_DEFAULT)
     if isinstance(kw.get("semantics"), str):
         kw["semantics"] = SEMANTICS[kw["semantics"]]

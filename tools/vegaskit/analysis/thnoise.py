@@ -21,11 +21,12 @@ import json
 import sys
 from pathlib import Path
 
+from vegaskit import intf
 from vegaskit.analysis.decisions import CA_RULES
 from vegaskit.analysis.records import data_flow, read_csv
 from vegaskit.testbed.vtrace import parse_csv
 
-BAND = 0.5          # packets per round: th_tie's default
+BAND = intf.TH_TIE_MILLI_DEFAULT / 1000     # packets per round: th_tie's default
 
 
 def late_releases(rep: Path) -> list[float]:

@@ -148,6 +148,9 @@ static void prune_root(const char *who)
 	vk_pause_point(who);
 	for (size_t i = 0; i < sizeof(vk_shared_pins) / sizeof(vk_shared_pins[0]); i++)
 		unlink(vk_shared_pins[i]);
+	/* the one ring all instances shared before each had its own: an upgrade that
+	 * unloads the older version's last instance must not leave it behind */
+	unlink(VK_PIN_SHARED "/vk_events");
 	rmdir(VK_PIN_SHARED);
 	rmdir(VK_PIN_ROOT);
 }

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import statistics
-import sys
 import functools
 import os
+import statistics
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -42,7 +42,6 @@ from vegaskit.cli import testbed_ready
 from vegaskit.cli.results import run_tasks, source_commit
 from vegaskit.analysis import model, model_sim, pftk, plots
 from vegaskit.analysis.model_inputs import MSS, keep, measured
-from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 
 # The papers' arithmetic: seed 001 validated its model on ns-2's Vegas agent (section 4),

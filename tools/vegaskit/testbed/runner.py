@@ -183,6 +183,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
     results: dict[int, iperf.FlowResult] = {}
     started: dict[int, float] = {}
     names = instance_names(run, job)
+    aliases = {inst: cc for cc, inst in names.items() if inst != cc}     # a job's own
     base = port_base(job)
     # Before controllers(): a dead run's controller still registered would look
     # loaded, be reused, and then be unloaded by the Lab's own sweep mid-run.
@@ -276,7 +277,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
         host["late"] = lateness.late_releases(events, t0_us)
     host["labs_alive_max"] = labs.most
     if trace:
-        _name_as_run(trace, {inst: cc for cc, inst in names.items() if inst != cc})
+        _name_as_run(trace, aliases)
         (outdir / "trace.csv").write_text(trace.text)
     ca = None
     if states:
@@ -286,7 +287,7 @@ def execute(run: Run, outdir: Path, at: list[tuple[float, object]] = (),
             w.writerow(["t_s", "sport", "dport", "event", "state"])     # event: state, retx
             w.writerows(ca)
     return write(run, outdir, results, started, queues, stats, host, t_end, trace, t0, plots, ca,
-                 base, {cc: inst for cc, inst in names.items() if inst != cc})
+                 base, {cc: inst for inst, cc in aliases.items()})
 
 
 def _name_as_run(trace: Trace, alias: dict[str, str]) -> None:

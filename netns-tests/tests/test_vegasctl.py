@@ -504,6 +504,19 @@ def test_replace_keeps_the_instance_s_trace_ring_and_counters():
         assert pinned_ids(name) == before
 
 
+def test_the_last_unload_removes_the_shared_ring_an_older_vegasctl_pinned():
+    # before each instance had its own ring, one pinned as shared/vk_events served all:
+    # an upgrade that unloads the older version's last instance must not leave it
+    with loaded("vegas", "--name", "vk_oldring") as name:
+        old = PIN_ROOT / "shared" / "vk_events"
+        subprocess.run(["bpftool", "map", "create", str(old), "type", "ringbuf", "key", "0",
+                        "value", "0", "entries", "4096", "name", "vk_events"], check=True,
+                       capture_output=True)
+        assert old.exists()
+        vegasctl("unload", name)
+    assert not PIN_ROOT.exists()
+
+
 def test_list_and_trace_see_more_than_256_instances():
     # 300 directories as interrupted loads leave them (no link pinned), not
     # 300 loads: every one must be listed, and trace must enumerate past them

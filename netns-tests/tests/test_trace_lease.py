@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import VEGASCTL, loaded, vegasctl, vegasctl_json
+from conftest import VEGASCTL, loaded, vegasctl_json
 from test_controller_trace import one_flow
+from vegaskit.bench.opcost import decisions
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario
 from vegaskit.testbed.vtrace import parse_csv
@@ -179,13 +180,6 @@ def test_a_reader_started_beside_a_live_one_drops_none_of_its_unread_records(tmp
     assert len(unread) > 10, \
         f"C printed {len(unread)} of the records stalled B left unread: its start drained them"
     assert not list(Path("/run/vegaskit-trace").glob("*"))
-
-
-def decisions(name: str) -> int:
-    """The instance's decisions so far, every rule's, from `vegasctl metrics`."""
-    head = f'vegaskit_decisions_total{{controller="{name}",'
-    return sum(int(line.rsplit(" ", 1)[1])
-               for line in vegasctl("metrics").stdout.splitlines() if line.startswith(head))
 
 
 def test_readers_of_two_instances_each_print_every_decision_of_their_own(tmp_path):

@@ -30,7 +30,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from vegaskit.testbed.runner import BASE_PORT
+from vegaskit.testbed.runner import BASE_PORT, ports_of
 from vegaskit.vegasplus.cases import ABLATIONS
 
 from .cliargs import OneLineParser, parse
@@ -145,7 +145,7 @@ def read_rep(rep: Path, after: float, every: float | None = None) -> list[dict] 
     s = json.loads(summary.read_text())
     t0, t_end = s["t0_monotonic"], s["duration_s"]
     ivals = intervals(read_csv(flows))
-    by_flow = plus_decisions(read_csv(trace), s.get("port_base", BASE_PORT))
+    by_flow = plus_decisions(read_csv(trace), ports_of(s))
     out = []
     for f in s["flows"]:
         if decisions := by_flow.get(f["flow"]):

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from vegaskit.testbed.runner import BASE_PORT
+from vegaskit.testbed.runner import ports_of
 
 from .modes import plus_decisions
 from .records import read_csv
@@ -35,7 +35,7 @@ def plus_flows(rep: Path, columns: Sequence[str]) -> dict[int, list[dict]]:
     rows = read_csv(rep / "trace.csv")
     if rows and (missing := [c for c in columns if c not in rows[0]]):
         raise Unfit(f"trace.csv has no column {missing[0]!r}")
-    flows = plus_decisions(rows, sm.get("port_base", BASE_PORT))
+    flows = plus_decisions(rows, ports_of(sm))
     for decisions in flows.values():
         for r in decisions:
             r["time_s"] = float(r["time_s"]) - t0

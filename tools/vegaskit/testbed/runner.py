@@ -50,6 +50,12 @@ def port_base(job: int) -> int:
     return BASE_PORT + JOB_PORTS * job
 
 
+def ports_of(summary: dict) -> int:
+    """A finished run's port_base, from its summary (BASE_PORT for runs made before
+    jobs had ports of their own)."""
+    return summary.get("port_base", BASE_PORT)
+
+
 registered = leftovers.registered
 
 
@@ -443,7 +449,7 @@ def fill_decisions(summary: dict, rundir: Path) -> bool:
     from .vtrace import parse_csv
     before = [fl.get("decisions") for fl in summary["flows"]]
     decisions_per_flow(summary["flows"], parse_csv(trace.read_text()), summary["t0_monotonic"],
-                       summary.get("port_base", BASE_PORT))
+                       ports_of(summary))
     return [fl.get("decisions") for fl in summary["flows"]] != before
 
 

@@ -568,7 +568,7 @@ def test_cli_bad_input_exits_2_with_one_stderr_line(capsys, args):
     assert model.main(args) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err.count("\n") == 1 and err.startswith("vegaskit.analysis.model: error: ")
+    assert err.count("\n") == 1 and err.startswith("model: error: ")
 
 
 def _run_module(args):

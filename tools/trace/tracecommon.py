@@ -83,10 +83,18 @@ def _positive(kind):
     return conv
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line on stderr and exit 2, not argparse's usage block
+    above it (`-h` still prints the whole usage)."""
+
+    def error(self, message: str) -> None:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def parser(prog: str, description: str, examples: str,
            summary: str | None = None) -> argparse.ArgumentParser:
     """The common command line; `summary` (a sentence) enables interval/count."""
-    p = argparse.ArgumentParser(
+    p = _OneLineParser(
         prog=prog, description=description,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n" + examples)

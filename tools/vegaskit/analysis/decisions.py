@@ -15,13 +15,13 @@ rule steers the window, so two runs' tables show where each rule stops on it.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 from collections import Counter
 from pathlib import Path
 
+from ..cliargs import OneLineParser
 from .records import read_csv, thresholds_seen
 
 BANDS = ("<alpha", "=alpha", "between", "=beta", ">beta")
@@ -112,8 +112,8 @@ def render(run_dir: Path, per_rep: dict[str, dict], by_window: bool = False) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.analysis.decisions",
-                                 description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.analysis.decisions",
+                       description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", type=Path, help="results/<scenario>/<profile>/<run>")
     ap.add_argument("--from", dest="t_from", type=float, default=0.0, metavar="S")
     ap.add_argument("--to", dest="t_to", type=float, default=float("inf"), metavar="S")

@@ -39,7 +39,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cliargs import OneLineParser, parse
+from ..cliargs import OneLineParser, parse
 from .tracedruns import Unfit, each_rep, plus_flows
 
 DEFAULT_K = 16
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"consecutive `dec` rounds the rule reads (default {DEFAULT_K})")
     ap.add_argument("--beta", type=int, help="beta for records that carry none (traced "
                     "before 78e0af3; bpf_vegas_plus.bpf.c's default is 3)")
-    a = parse(ap, argv, "decruns")
+    a = parse(ap, argv)
     if a is None:
         return 2
     if not a.root.is_dir():

@@ -62,7 +62,7 @@ import math
 import sys
 from dataclasses import asdict, dataclass
 
-from .cliargs import OneLineParser, UsageError  # noqa: F401 (model_sim uses them from here)
+from ..cliargs import OneLineParser, parse
 
 NO_LOSS = "no-loss"
 TO_NOT_STABLE = "timeout, stable backlog not reachable"
@@ -475,13 +475,14 @@ def _to_text(r: ModelResult, extra_rounds: float = ROUNDS_AS_PRINTED) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit status (0, or 2 for bad input)."""
+    if (args := parse(_build_parser(), argv)) is None:
+        return 2
     try:
-        args = _build_parser().parse_args(argv)
         inputs = ModelInputs(p=args.p, rtt=args.rtt, base_rtt=args.base_rtt, alpha=args.alpha,
                              beta=args.beta, wmax=args.wmax, t0=args.t0)
         result = predict(inputs, branch=args.branch, mss=args.mss, extra_rounds=args.extra_rounds)
-    except (UsageError, ValueError) as e:
-        print(f"vegaskit.analysis.model: error: {e}", file=sys.stderr)
+    except ValueError as e:
+        print(f"model: error: {e}", file=sys.stderr)
         return 2
     print(_to_json(inputs, result, args.mss, args.extra_rounds) if args.json
           else _to_text(result, args.extra_rounds))

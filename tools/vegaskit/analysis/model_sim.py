@@ -71,6 +71,7 @@ import sys
 from dataclasses import asdict, dataclass
 
 from vegaskit.analysis import model
+from vegaskit.cliargs import OneLineParser, parse
 
 DEFAULT_ROUNDS = 1_000_000
 DEFAULT_BATCHES = 30
@@ -378,20 +379,21 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m vegaskit.analysis.model_sim --p P [P ...] --rtt R ... [--rounds N]``.
 
     Prints ``format_comparisons``; bad input: one line on stderr, exit status 2."""
-    ap = model.OneLineParser(prog="python -m vegaskit.analysis.model_sim",
-                                 description="Simulate the Samios-Vernon process and compare "
-                                             "with the closed forms of vegaskit.analysis.model.")
+    ap = OneLineParser(prog="python -m vegaskit.analysis.model_sim",
+                       description="Simulate the Samios-Vernon process and compare "
+                                   "with the closed forms of vegaskit.analysis.model.")
     ap.add_argument("--p", type=float, nargs="+", required=True)
     for name in ("rtt", "base-rtt", "alpha", "beta", "wmax", "t0"):
         ap.add_argument(f"--{name}", type=float, required=True)
     ap.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
     ap.add_argument("--seed", type=int, default=0)
+    if (a := parse(ap, argv)) is None:
+        return 2
     try:
-        a = ap.parse_args(argv)
         rows = [compare(model.ModelInputs(p, a.rtt, a.base_rtt, a.alpha, a.beta, a.wmax, a.t0),
                         rounds=a.rounds, seed=a.seed) for p in a.p]
-    except (model.UsageError, ValueError) as e:
-        print(f"vegaskit.analysis.model_sim: error: {e}", file=sys.stderr)
+    except ValueError as e:
+        print(f"model_sim: error: {e}", file=sys.stderr)
         return 2
     print(format_comparisons(rows))
     return 0

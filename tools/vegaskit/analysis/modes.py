@@ -33,7 +33,7 @@ from pathlib import Path
 from vegaskit.testbed.runner import BASE_PORT, ports_of
 from vegaskit.vegasplus.cases import ABLATIONS
 
-from .cliargs import OneLineParser, parse
+from ..cliargs import OneLineParser, parse
 from .decisions import reps_of
 from .model_inputs import MSS
 from .records import read_csv
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds after each entry whose retransmissions count (default 2)")
     ap.add_argument("--every", type=float, metavar="S",
                     help="also tabulate delay mode's band in windows of S seconds")
-    if (a := parse(ap, argv, "modes")) is None:
+    if (a := parse(ap, argv)) is None:
         return 2
     if not a.run_dir.is_dir():
         print(f"modes: {a.run_dir}: no such run directory", file=sys.stderr)

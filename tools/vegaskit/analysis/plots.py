@@ -8,7 +8,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -18,6 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from ..cliargs import OneLineParser  # noqa: E402
 from .records import read_csv  # noqa: E402
 
 
@@ -102,7 +102,7 @@ def run_plots(outdir: Path, summary: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.analysis.plots")
+    ap = OneLineParser(prog="python -m vegaskit.analysis.plots")
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("trace", help="cwnd/RTT/diff/alpha-beta of one flow from a trace CSV")
     t.add_argument("trace_csv", type=Path)

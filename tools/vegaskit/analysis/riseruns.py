@@ -43,7 +43,7 @@ from pathlib import Path
 
 from vegaskit import intf
 
-from .cliargs import OneLineParser, parse
+from ..cliargs import OneLineParser, parse
 from .modes import BAND, ENTRIES
 from .tracedruns import each_rep, plus_flows
 
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=intf.PLUS_DETECT_ROUNDS,
                     help=f"rising rounds in a row that fire (default "
                     f"{intf.PLUS_DETECT_ROUNDS}, the controller's)")
-    a = parse(ap, argv, "riseruns")
+    a = parse(ap, argv)
     if a is None:
         return 2
     if not a.root.is_dir():

@@ -11,7 +11,6 @@ Two questions, each against the same count at random instants of the runs' lives
 """
 from __future__ import annotations
 
-import argparse
 import bisect
 import json
 import random
@@ -19,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..cliargs import OneLineParser
 from .records import read_csv
 
 WINDOW_S = 0.03         # a stall and a release this close count as the same moment
@@ -97,8 +97,8 @@ def lines(a: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.analysis.stalls",
-                                 description="A batch's emulator stalls against its runs.")
+    ap = OneLineParser(prog="python -m vegaskit.analysis.stalls",
+                       description="A batch's emulator stalls against its runs.")
     ap.add_argument("base", type=Path, help="results/<scenario>/<profile>")
     ap.add_argument("--ms", type=float, default=5.0, help="a stall: a release this late (ms)")
     a = ap.parse_args(argv)

@@ -30,7 +30,7 @@ import re
 import sys
 from pathlib import Path
 
-from .cliargs import OneLineParser, parse
+from ..cliargs import OneLineParser, parse
 from .model_inputs import MSS
 from .records import read_csv
 
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                     "or one case's)")
     ap.add_argument("--at", default="", help="seconds, comma-separated, at which to show "
                     "both flows' windows (e.g. 5,30,58)")
-    if (a := parse(ap, argv, "starts")) is None:
+    if (a := parse(ap, argv)) is None:
         return 2
     if not a.root.is_dir():
         print(f"starts: {a.root}: no such directory", file=sys.stderr)

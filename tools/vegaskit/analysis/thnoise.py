@@ -15,7 +15,6 @@ hypervisor's steal), so it is a measurement per machine, not a pass/fail bar.
 """
 from __future__ import annotations
 
-import argparse
 import bisect
 import json
 import sys
@@ -25,6 +24,7 @@ from vegaskit import intf
 from vegaskit.analysis.decisions import CA_RULES
 from vegaskit.analysis.records import data_flow, read_csv
 from vegaskit.testbed.vtrace import parse_csv
+from vegaskit.cliargs import OneLineParser
 
 BAND = intf.TH_TIE_MILLI_DEFAULT / 1000     # packets per round: th_tie's default
 
@@ -69,8 +69,8 @@ def line(name: str, m: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.analysis.thnoise",
-                                 description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.analysis.thnoise",
+                       description=__doc__.split("\n\n")[0])
     ap.add_argument("reps", nargs="+", type=Path, help="traced repetition directories")
     a = ap.parse_args(argv)
     clean, late = [], []

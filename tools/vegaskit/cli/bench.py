@@ -34,6 +34,7 @@ from vegaskit.bench import emulator, flowscale, opcost, overhead, plots, swapsca
 from vegaskit.paths import VEGASCTL
 from vegaskit.cli.results import source_commit
 from vegaskit.testbed import leftovers
+from vegaskit.cliargs import OneLineParser
 
 OURS = list(intf.CONTROLLERS)
 STAGES = ("opcost", "overhead", "tracing", "linkemu", "swap", "flows")
@@ -389,8 +390,8 @@ def swap_section(w: dict) -> list[str]:
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.bench",
-                                 description="make bench: the speed figures, interleaved rounds.")
+    ap = OneLineParser(prog="python -m vegaskit.cli.bench",
+                       description="make bench: the speed figures, interleaved rounds.")
     ap.add_argument("--rounds", type=int, default=6,      # 6: a 95% interval of the median
                     help="interleaved rounds per stage (default 6)")
     ap.add_argument("--seconds", type=float, default=4.0,

@@ -19,7 +19,6 @@ links are at most 1 Mbit/s).
 """
 from __future__ import annotations
 
-import argparse
 import concurrent.futures as cf
 import json
 import multiprocessing as mp
@@ -33,6 +32,7 @@ from vegaskit.cli import testbed_ready
 from vegaskit.analysis import stats
 from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
+from vegaskit.cliargs import OneLineParser
 
 DEFAULT = paths.SCENARIOS / "vegas_pair.toml"
 OUT = paths.RESULTS / "concurrency"
@@ -112,8 +112,8 @@ def render(setup: dict, rows: list[dict], command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.concurrency",
-                                 description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.cli.concurrency",
+                       description=__doc__.split("\n")[0])
     ap.add_argument("scenario", nargs="?", type=Path, default=DEFAULT)
     ap.add_argument("--run", default="vegas")
     ap.add_argument("--profile", default="full")

@@ -23,7 +23,6 @@ The default is the case the decision was taken on: Vegas-A alone at 10 Mbit/s
 """
 from __future__ import annotations
 
-import argparse
 import concurrent.futures as cf
 import json
 import multiprocessing as mp
@@ -39,6 +38,7 @@ from vegaskit.cli import concurrency, testbed_ready
 from vegaskit.cli.results import source_commit
 from vegaskit.testbed.linkemu import FIFO_PRIORITY
 from vegaskit.testbed.scenario import Scenario, ScenarioError
+from vegaskit.cliargs import OneLineParser
 
 DEFAULT = paths.SCENARIOS / "single_vegas.toml"
 OUT = paths.RESULTS / "fifo"
@@ -137,8 +137,8 @@ def render(setup: dict, rows: list[dict], command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.fifo_ab",
-                                 description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.cli.fifo_ab",
+                       description=__doc__.split("\n")[0])
     ap.add_argument("scenario", nargs="?", type=Path, default=DEFAULT)
     ap.add_argument("--run", default="vegas_a")
     ap.add_argument("--profile", default="ci")

@@ -28,7 +28,6 @@ T0 is Linux's first RTO, R + 200 ms (Linux's RTO is srtt + max(4 rttvar, tcp_rto
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import functools
 import os
@@ -43,6 +42,7 @@ from vegaskit.cli.results import run_tasks, source_commit
 from vegaskit.analysis import model, model_sim, pftk, plots
 from vegaskit.analysis.model_inputs import MSS, keep, measured
 from vegaskit.testbed.scenario import Scenario, ScenarioError
+from vegaskit.cliargs import OneLineParser
 
 # The papers' arithmetic: seed 001 validated its model on ns-2's Vegas agent (section 4),
 # whose diff is equation (1)'s backlog, W (RTT - baseRTT) / RTT, from the round's average RTT;
@@ -454,7 +454,7 @@ def _write_csv(rows: list[dict], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="model_validation")
+    ap = OneLineParser(prog="model_validation")
     ap.add_argument("--profile", default="full")
     ap.add_argument("--out", type=Path, default=paths.RESULTS / "model-validation")
     ap.add_argument("--from", dest="src", type=Path, help="analyse finished runs in this directory")

@@ -12,7 +12,6 @@ vegaskit.nativeab.analyse compares them and writes results/native-ab/.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from vegaskit.nativeab import analyse
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.vm import guest
 from vegaskit.vm.kernels import resolve
+from vegaskit.cliargs import OneLineParser
 
 SCENARIOS = sorted((paths.SCENARIOS / "native_ab").glob("*.toml"))
 OUT = paths.RESULTS / "native-ab"
@@ -36,8 +36,8 @@ def command(kernel: str, reps: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.native_ab",
-                                 description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.cli.native_ab",
+                       description=__doc__.split("\n")[0])
     ap.add_argument("kernel", nargs="?", default=DEFAULT_KERNEL,
                     help=f"bookworm, backports or linux-image-... (default {DEFAULT_KERNEL})")
     ap.add_argument("--reps", type=int, default=int(os.environ.get("AB_REPS") or 8),

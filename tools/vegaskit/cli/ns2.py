@@ -9,7 +9,6 @@ simulator, nothing touches the host's network.
 """
 from __future__ import annotations
 
-import argparse
 import concurrent.futures as cf
 import ctypes
 import json
@@ -22,6 +21,7 @@ from vegaskit import paths
 from vegaskit.ns2 import report, script, sim
 from vegaskit.ns2.agents import Unmapped
 from vegaskit.testbed.scenario import Scenario, ScenarioError
+from vegaskit.cliargs import OneLineParser
 
 COMMAND = "make ns2 (SCENARIOS=... VARIANTS=... rerun only those; python -m vegaskit.cli.ns2 --rerender rewrites the report)"
 
@@ -58,8 +58,8 @@ def _one(path: str, run: str, profile: str, rep: int, variant: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.ns2",
-                                 description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.cli.ns2",
+                       description=__doc__.split("\n")[0])
     ap.add_argument("scenarios", nargs="*", type=Path)
     ap.add_argument("--profile", default="full")
     ap.add_argument("--variant", action="append", dest="variants",

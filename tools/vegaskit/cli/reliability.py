@@ -14,7 +14,6 @@ non-zero if any case failed or nothing ran. Needs root (the kernel tests).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -28,6 +27,7 @@ from pathlib import Path
 from vegaskit import paths
 from vegaskit.cli.results import source_commit
 from vegaskit.testing.reliability import KINDS
+from vegaskit.cliargs import OneLineParser
 
 OUT = paths.RESULTS / "reliability"
 ASSERTS = {
@@ -80,8 +80,8 @@ def render(rows: list[dict], seconds: float, pytest_rc: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.reliability",
-                                 description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.cli.reliability",
+                       description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=OUT)
     a, extra = ap.parse_known_args(argv)
     if os.geteuid() != 0:

@@ -17,7 +17,6 @@ cleanly: nothing is left behind.
 """
 from __future__ import annotations
 
-import argparse
 import concurrent.futures as cf
 import json
 import multiprocessing as mp
@@ -33,6 +32,7 @@ from vegaskit.cli import testbed_ready
 from vegaskit.proc import sigterm_unwinds
 from vegaskit.testbed import index, iperf, leftovers, report, runner
 from vegaskit.testbed.scenario import SLOT_LABELS, Scenario, ScenarioError, job_suffix
+from vegaskit.cliargs import OneLineParser
 
 INDEX_PROFILE = "full"
 
@@ -304,8 +304,8 @@ def run_tasks(tasks: list[tuple], jobs: int, done) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.results",
-                                 description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.cli.results",
+                       description=__doc__.split("\n")[0])
     ap.add_argument("scenarios", nargs="*", type=Path)
     ap.add_argument("--profile", default="ci")
     ap.add_argument("--run", action="append", dest="runs", help="only this run (repeatable)")

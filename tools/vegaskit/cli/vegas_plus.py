@@ -11,7 +11,6 @@ when named.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.vegasplus import cases, report
 
 from . import results
+from vegaskit.cliargs import OneLineParser
 
 COMMAND = ("sudo make vegas-plus (CASES=... NETS=... CCS=... rerun only those; "
            "python -m vegaskit.cli.vegas_plus --rerender rewrites the report)")
@@ -43,8 +43,8 @@ def pick_ccs(given: list[str] | None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.vegas_plus",
-                                 description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.cli.vegas_plus",
+                       description=__doc__.split("\n")[0])
     ap.add_argument("--case", action="append", dest="cases", help="only this case (repeatable)")
     ap.add_argument("--net", action="append", dest="nets", help="only this network (repeatable)")
     ap.add_argument("--cc", action="append", dest="ccs", help="only this controller (repeatable)")

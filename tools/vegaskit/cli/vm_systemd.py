@@ -12,7 +12,6 @@ expectation failed, the guest did not finish, or the time limit ran out.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from vegaskit import paths
 from vegaskit.proc import sigterm_unwinds
 from vegaskit.vm.kernels import Kernel, resolve
 from vegaskit.vm.systemd_boot import Boot, boot_twice
+from vegaskit.cliargs import OneLineParser
 
 OURS = ("vegas_a", "vegas_lowq")        # the example configuration's controllers
 KERNELS_OWN = ("reno", "cubic")
@@ -101,8 +101,8 @@ def write_report(out: Path, k: Kernel, boots: list[Boot], held: list[tuple[str, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.cli.vm_systemd",
-                                 description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog="python -m vegaskit.cli.vm_systemd",
+                       description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", default=os.environ.get("KERNEL") or "backports")
     ap.add_argument("--timeout", type=float, default=1500, help="seconds per boot")
     ap.add_argument("--out", type=Path, default=paths.RESULTS / "systemd")

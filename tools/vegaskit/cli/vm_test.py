@@ -27,7 +27,6 @@ failing or erroring test, did not boot, or timed out.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -44,6 +43,7 @@ from vegaskit.proc import sigterm_unwinds
 from vegaskit.vm import guest
 from vegaskit.vm.guest import VENV_BIN, VM_CPUS, VM_MEMORY, run_streaming
 from vegaskit.vm.kernels import CACHE, Kernel, resolve
+from vegaskit.cliargs import OneLineParser
 
 REPO = paths.REPO
 REPORT = paths.RESULTS / "kernels" / "report.md"
@@ -272,7 +272,7 @@ def write_report(results: list[Result], tests: list[str], path: Path) -> None:
 # ---------------------------------------------------------------------- main
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="vm_test", description=__doc__.split("\n")[0])
+    ap = OneLineParser(prog="vm_test", description=__doc__.split("\n")[0])
     ap.add_argument("kernels", nargs="*",
                     help="bookworm, backports, host or linux-image-... (default: "
                          + " ".join(MATRIX) + ")")

@@ -13,7 +13,6 @@ both parameter sets and the order the runs were made in.
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -27,6 +26,7 @@ from vegaskit.testbed import runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.testbed.tcpprobe import TcpProbe
 from vegaskit.testbed.vtrace import VEGASCTL
+from vegaskit.cliargs import OneLineParser
 
 ARMS = ("native", "bpf")
 PROFILE = "ab"
@@ -81,8 +81,8 @@ def one_run(s: Scenario, arm: str, rep: int, out: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vegaskit.nativeab.guest",
-                                 description="bpf_vegas against tcp_vegas, inside the guest")
+    ap = OneLineParser(prog="python -m vegaskit.nativeab.guest",
+                       description="bpf_vegas against tcp_vegas, inside the guest")
     ap.add_argument("scenarios", nargs="+", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--reps", type=int, default=8)

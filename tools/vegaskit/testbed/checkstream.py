@@ -15,7 +15,6 @@ saw every byte and a clean FIN.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import signal
@@ -23,6 +22,8 @@ import socket
 import struct
 import sys
 import time
+
+from vegaskit.cliargs import OneLineParser
 
 BLOCK = 1 << 16
 CHUNK = 16 << 10
@@ -119,7 +120,7 @@ async def run_client(addr: str, port: int, conns: int, seconds: float, cc: str |
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="checkstream")
+    ap = OneLineParser(prog="checkstream")
     ap.add_argument("mode", choices=("server", "client"))
     ap.add_argument("--addr", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)

@@ -10,12 +10,13 @@ own file limit (root may, up to fs.nr_open, with CAP_SYS_RESOURCE).
 """
 from __future__ import annotations
 
-import argparse
 import resource
 import selectors
 import socket
 import sys
 import time
+
+from vegaskit.cliargs import OneLineParser
 
 
 def raise_nofile(n: int) -> None:
@@ -88,7 +89,7 @@ def settle(socks: list[socket.socket]) -> list[socket.socket]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(prog="holdconns")
+    ap = OneLineParser(prog="holdconns")
     ap.add_argument("mode", choices=["server", "client"])
     ap.add_argument("--addr")
     ap.add_argument("--ports", required=True)

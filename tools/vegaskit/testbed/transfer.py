@@ -16,7 +16,6 @@ connect() and the server's accept().
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import select
@@ -24,6 +23,8 @@ import socket
 import struct
 import sys
 import time
+
+from vegaskit.cliargs import OneLineParser
 
 CHUNK = 64 << 10
 
@@ -107,7 +108,7 @@ def send(addr: str, port: int, nbytes: int, cc: str, mss: int | None, interval: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="transfer")
+    ap = OneLineParser(prog="transfer")
     ap.add_argument("mode", choices=("server", "client"))
     ap.add_argument("--addr")
     ap.add_argument("--port", type=int, required=True)

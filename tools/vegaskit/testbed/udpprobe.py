@@ -17,12 +17,13 @@ one-way delay.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import socket
 import struct
 import sys
 import time
+
+from vegaskit.cliargs import OneLineParser
 
 HEADER = struct.Struct("!QQ")       # seq, send time (ns, CLOCK_MONOTONIC)
 SO_RCVBUFFORCE = 33                 # root may exceed net.core.rmem_max
@@ -104,7 +105,7 @@ def send(args) -> None:
 
 
 def main(argv: list[str]) -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="udpprobe", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("recv")
     r.add_argument("--bind", required=True)

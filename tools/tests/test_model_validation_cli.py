@@ -31,6 +31,14 @@ def test_a_full_only_family_in_the_ci_profile_is_one_line(capsys):
     assert err == ["model_validation: family agent runs in the full profile only"]
 
 
+def test_from_with_family_is_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        mv.main(["--from", str(tmp_path), "--family", "linux"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["model_validation: error: --from runs nothing: --family does not apply"]
+
+
 def _row(**m):
     base = {"run": "model_validation/l0.03_r40", "rep": 0, "p": 0.02, "R_s": 0.0455,
             "base_rtt_s": 0.041, "sent_pps": 209.0}

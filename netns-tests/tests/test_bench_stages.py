@@ -219,3 +219,7 @@ def test_tracing_and_overhead_stages_compare_within_rounds():
     assert o["ratio_to_reno"]["reno"]["median"] == 1.0
     assert o["ratio_to_cubic"]["cubic"]["median"] == 1.0
     assert o["cpu_s_per_gb"]["bpf_vegas"]["median"] > 0
+    # the code-only arm ran, and went with the stage
+    assert o["code_only"] == overhead.CODE_ONLY
+    assert o["cpu_s_per_gb"][overhead.CODE_ONLY]["median"] > 0
+    assert overhead.CODE_ONLY not in available_cc()

@@ -53,7 +53,7 @@ from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.linkemu import LinkParams
 from vegaskit.testbed.topology import two_hosts, veth_pair
 
-from . import bpfstats
+from . import bpfstats, instances
 from .flows import one_flow
 
 FLOOR = "vk_reno_min"
@@ -79,27 +79,14 @@ def one_call_name(cc: str) -> str:
 
 @contextlib.contextmanager
 def one_call_loaded(owner: str, ccs: list[str]):
-    """calls=1 instances of the variants of ccs for the with-block, noted in the owner's
-    ledger first (a SIGKILLed bench is swept like a run); yields their names, none where
-    `vegasctl features` finds no cong_control_ack."""
+    """calls=1 instances of the variants of ccs for the with-block (instances.loaded);
+    yields their names, none where `vegasctl features` finds no cong_control_ack."""
     feats = subprocess.run([str(paths.VEGASCTL), "--json", "features"], capture_output=True,
                            text=True, check=True, timeout=60).stdout
-    names = []
-    try:
-        if json.loads(feats)["features"].get("cong_control_ack"):
-            for cc in ccs:
-                name = one_call_name(cc)
-                leftovers.record_loaded(owner, name)
-                subprocess.run([str(paths.VEGASCTL), "load", cc.removeprefix("bpf_"),
-                                "--name", name, "calls=1"], check=True, capture_output=True,
-                               timeout=60)
-                names.append(name)
+    ok = json.loads(feats)["features"].get("cong_control_ack")
+    specs = {one_call_name(cc): [cc.removeprefix("bpf_"), "calls=1"] for cc in ccs} if ok else {}
+    with instances.loaded(owner, specs) as names:
         yield names
-    finally:
-        for name in names:
-            subprocess.run([str(paths.VEGASCTL), "unload", name], capture_output=True,
-                           timeout=60)
-        leftovers.forget_loaded(owner)
 
 
 @contextlib.contextmanager

@@ -240,7 +240,14 @@ def report(r: dict) -> str:
     lines += ["", "CPU per GB mixes a controller's code with its behaviour: on a veth whose "
               "RTT is tens of microseconds, a controller that holds a smaller window (Linux's "
               "diff divides by that tiny baseRTT) sends fewer bytes per ACK and pays more "
-              "per byte. The per-call table above has the BPF code alone.", "",
+              "per byte. The per-call table above has the BPF code alone."]
+    if o.get("code_only"):
+        lines += ["", f"{o['code_only']} separates the two here: bpf_vegas's code, every op "
+                  "and every decision, with alpha, beta and gamma set beyond any diff, so "
+                  "that each decision adds one packet and slow start ends only at a loss: "
+                  "Reno's window with Vegas's code. Its ratio to reno is what the code costs "
+                  "per GB; bpf_vegas's ratio over it, what Vegas's window does."]
+    lines += ["",
               "![overhead](overhead.png)", ""]
     lines += tracing_section(r["tracing"])
     lines += emulator_section(r["linkemu"])

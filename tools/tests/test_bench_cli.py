@@ -269,3 +269,15 @@ def test_the_one_call_floor_is_described_or_its_refusal_given():
     # a bench.json from before the one-call floor says neither
     del r["opcost"]["one_floor"], r["opcost"]["one_floor_refused"]
     assert "one-call floor" not in bench.report(r) and "vk_reno_one" not in bench.report(r)
+
+
+@pytest.mark.parametrize("stray", ["vk_vegas_aimd", "vk1_vegas"])
+def test_a_stages_own_extra_instance_already_loaded_is_refused_up_front(stray, monkeypatch,
+                                                                         capsys):
+    """The overhead stage's code-only arm and opcost's calls=1 set are loaded by name: one
+    already loaded would fail their load mid-bench, so the bench refuses it first, in one line."""
+    monkeypatch.setattr(bench.Path, "read_text", lambda self: (
+        f"reno {stray}" if "tcp_available" in str(self) else open(self).read()))
+    assert bench.main([]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"bench: {stray} already loaded"), err

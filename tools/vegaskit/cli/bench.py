@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 from vegaskit import intf, paths
 from vegaskit.hostinfo import host
-from vegaskit.bench import emulator, flowscale, opcost, overhead, plots, swapscale, tracing
-from vegaskit.paths import VEGASCTL
+from vegaskit.bench import (emulator, flowscale, instances, opcost, overhead, plots,
+                            swapscale, tracing)
 from vegaskit.cli.results import source_commit
 from vegaskit.testbed import leftovers
 from vegaskit.cliargs import OneLineParser
@@ -461,10 +460,8 @@ def main(argv: list[str] | None = None) -> int:
     partial = out / "bench.partial.json"
     fns, commit = stage_fns(a.rounds, a.seconds), source_commit()
     r: dict = {}
-    try:
-        for cc in OURS:
-            leftovers.record_loaded(owner, cc)      # a SIGKILLed bench is swept like a run
-            subprocess.run([VEGASCTL, "load", cc[4:]], check=True, capture_output=True)
+    # a SIGKILLed bench is swept like a run: instances.loaded notes them first
+    with instances.loaded(owner, {cc: [cc.removeprefix("bpf_")] for cc in OURS}):
         for name in a.stages or STAGES:
             print(f"== {name}", flush=True)
             r[name] = fns[name]()
@@ -473,10 +470,6 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(r[name], indent=1), flush=True)
             # a stage that fails later loses nothing done before it
             partial.write_text(json.dumps({**earlier, **r}, indent=1) + "\n")
-    finally:
-        for cc in OURS:
-            subprocess.run([VEGASCTL, "unload", cc], capture_output=True)
-        leftovers.forget_loaded(owner)
     r = {k: r.get(k, earlier.get(k)) for k in STAGES}
     (out / "bench.json").write_text(json.dumps(r, indent=1) + "\n")
     partial.unlink(missing_ok=True)

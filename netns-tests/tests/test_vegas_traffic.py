@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import pytest
 
 from conftest import loaded, vegasctl, vegasctl_json
-from vegaskit.testbed import iperf
+from vegaskit.testbed import iperf, tcpprobe
 from vegaskit.testbed.iperf import FlowResult
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.shaping import QueueMonitor
@@ -100,26 +100,60 @@ def test_vegas_fills_link_with_small_queue_and_no_loss(reno_run, calls):
     assert reno_run.drops > 0
 
 
+# A window or ssthresh no path here can make (this path holds ~5 packets): the kernel
+# defect of docs/DESIGN.md §10.2, which turns a BPF controller's ssthresh into the low
+# half of a kernel pointer (10^5 to 10^9 packets) and its window after it.
+ABSURD_PKTS = 1000
+INFINITE_SSTHRESH = 0x7FFFFFFF
+
+
+def probed_flow(cc: str, rate_bps: int, limit_pkts: int, seconds: float) -> tuple[HtbFlow, int]:
+    """single_flow, with tcp_probe watching its sender: (the run, the largest window or
+    finite ssthresh the kernel reported for it)."""
+    with tcpprobe.TcpProbe(PORT, PORT) as probe:
+        run = single_flow(cc, rate_bps, limit_pkts, seconds)
+    return run, max((max(r.snd_cwnd, 0 if r.ssthresh == INFINITE_SSTHRESH else r.ssthresh)
+                     for r in probe.records), default=0)
+
+
+def clean_runs(arms: dict, want: int, attempts: int, *args) -> tuple[dict, dict]:
+    """Interleaved runs of each arm (key -> controller) until each has `want` runs the
+    defect left alone or `attempts` in all; (clean runs, largest windows set aside)."""
+    runs = {k: [] for k in arms}
+    aside = {k: [] for k in arms}
+    while any(len(runs[k]) < want and len(runs[k]) + len(aside[k]) < attempts for k in arms):
+        for k, cc in arms.items():
+            if len(runs[k]) < want and len(runs[k]) + len(aside[k]) < attempts:
+                run, worst = probed_flow(cc, *args)
+                (aside[k].append(worst) if worst > ABSURD_PKTS else runs[k].append(run))
+    return runs, aside
+
+
 @pytest.mark.needs_kernel("cong_control_ack")
+@pytest.mark.skipif(not tcpprobe.available(), reason="this kernel has no tcp:tcp_probe tracepoint")
 def test_one_call_per_ack_reduces_the_window_in_recovery_as_the_kernel_does():
     """calls=1 takes over PRR, the window's end-of-reduction reset and the pacing
     rate from the kernel (bpf/vk_ack_path.bpf.h). A 4-packet buffer under
-    alpha = beta = 8 makes Vegas overflow it again and again: some 600-800 drops
-    in 6 s, each loss a Recovery with PRR. If PRR is left out, the window stays
-    where the loss found it and the drops double (measured with the call removed:
-    1,378-1,385 against 697-789 for calls=2), so calls=1's drops must stay within
-    1.3x of calls=2's, and its goodput within 10% (both ~19 Mbit/s). Two
-    interleaved runs each, medians."""
-    runs = {1: [], 2: []}
+    alpha = beta = 8 makes Vegas overflow it again and again: some 420-470 drops
+    in 4 s (calls=1 416-440, calls=2 440-474, 4 runs each), each loss a Recovery
+    with PRR. If PRR is left out, the window stays where the loss found it and the
+    drops double (measured with the call removed: 951-954 against 470-474 for
+    calls=2), so calls=1's drops must stay within 1.3x of calls=2's, and its goodput
+    within 10% (both 18-19 Mbit/s). Two clean interleaved runs each, medians.
+
+    About 4 in 10 runs of 6 s on this path meet the kernel defect of DESIGN §10.2
+    (tcp_probe showed an ssthresh of 10^9 packets), whichever the arm; such a run
+    floods the buffer for seconds and its drops are the defect's. Those runs are set
+    aside, as the reports set them aside, and replaced: up to 8 runs an arm."""
     with loaded("vegas", "--name", "vk_one", "alpha=8", "beta=8", "calls=1") as one, \
             loaded("vegas", "--name", "vk_two", "alpha=8", "beta=8", "calls=2") as two:
-        for _ in range(2):
-            for calls, name in ((1, one), (2, two)):
-                runs[calls].append(single_flow(name, RATE, 4, 6))
+        runs, aside = clean_runs({1: one, 2: two}, 2, 8, RATE, 4, 4)
+    assert all(len(r) == 2 for r in runs.values()), \
+        f"too few runs free of the kernel defect (DESIGN §10.2): largest windows set aside {aside}"
     drops = {c: statistics.median(r.drops for r in rs) for c, rs in runs.items()}
     goodput = {c: statistics.median(r.flow.bps_received for r in rs) for c, rs in runs.items()}
     assert drops[2] >= 100, f"the path did not make Vegas lose: {drops}"
-    assert drops[1] <= 1.3 * drops[2], drops
+    assert drops[1] <= 1.3 * drops[2], (drops, aside)
     assert goodput[1] >= 0.9 * goodput[2], goodput
 
 

@@ -145,7 +145,30 @@ def test_two_vegas_flows_share_fairly(results):
         assert sm["jain"] >= bound, (run_name, round(bound, 3), sm["flows"])
 
 
-def test_single_vegas_flow_no_loss_small_queue(results):
+def measured_alone_if_stalled(results, tmp_path_factory, scenario: str, run: str,
+                              short) -> tuple[dict, Path, list]:
+    """The fixture's run, unless short(summary) holds while its link emulators released
+    packets 1 ms or more late: JOBS runs share 2 CPUs, and on a host that stalls (this
+    machine kind's, docs/DESIGN.md §7.1) a delay-based controller reads the stalls as
+    queueing and backs off, a figure of the host. Then the run is measured again by
+    itself, up to twice, and the first that is not short stands (or the last).
+    Returns (summary, its directory, every attempt's (utilisation, late releases))."""
+    summaries, base = results[scenario]
+    sm, d = summaries[run], base / run
+    seen = [(sm["utilisation"], sm["emulator_late_1ms"])]
+    scen = Scenario.load(paths.SCENARIOS / f"{scenario}.toml")
+    for _ in range(2):
+        if not (short(sm) and sm["emulator_late_1ms"]):
+            break
+        out = tmp_path_factory.mktemp(f"{scenario}-alone")
+        cli_results.execute([(scen, [run])], "ci", out, None, 1, whole=True)
+        d = out / scenario / "ci" / run
+        sm = json.loads((d / "summary.json").read_text())
+        seen.append((sm["utilisation"], sm["emulator_late_1ms"]))
+    return sm, d, seen
+
+
+def test_single_vegas_flow_no_loss_small_queue(results, tmp_path_factory):
     """10 Mbit/s, 40 ms, 50 packets: the BDP is 33 packets, so the buffer only
     overflows if the window exceeds 83. In congestion avoidance Vegas holds its
     backlog <= beta (4) plus the one-packet-per-RTT step: no retransmission
@@ -164,21 +187,26 @@ def test_single_vegas_flow_no_loss_small_queue(results):
     no-loss claim is asserted from the end of slow start on, whichever ended
     it: the ss_exit decision, or the first decision with a finite ssthresh
     (decisions are only taken in Open, so that one follows the recovery),
-    plus 2 RTTs. Slow start must not come back (no ss_grow after that)."""
-    summaries, base = results["single_vegas"]
-    sm = summaries["vegas"]
-    q = [(float(r["t_s"]), int(r["qlen_pkts"])) for r in read_csv(base / "vegas" / "queue.csv")]
+    plus 2 RTTs. Slow start must not come back (no ss_grow after that).
+
+    Utilisation >= 0.9 is the path's claim, so a run short of it while the host
+    stalled is measured again alone (measured_alone_if_stalled): a CI run beside
+    two others fell to 0.825 with 4,874 releases late by 1 ms or more (up to 31
+    ms), where two runs alone on the same host minutes later gave 0.951 and 0.943."""
+    sm, d, seen = measured_alone_if_stalled(results, tmp_path_factory, "single_vegas", "vegas",
+                                            lambda s: s["utilisation"] < 0.9)
+    q = [(float(r["t_s"]), int(r["qlen_pkts"])) for r in read_csv(d / "queue.csv")]
     half = metrics.queue_stats([x for x in q if x[0] >= sm["duration_s"] / 2],
                                sm["duration_s"]).mean
     assert half <= 4 + 2, (half, sm["queue_mean_pkts"])
-    assert sm["utilisation"] >= 0.9
-    trace = [r for r in read_csv(base / "vegas" / "trace.csv") if r["type"] == "decision"]
+    assert sm["utilisation"] >= 0.9, f"(utilisation, late releases) of each attempt: {seen}"
+    trace = [r for r in read_csv(d / "trace.csv") if r["type"] == "decision"]
     ends = [i for i, r in enumerate(trace)
             if r["rule"] == "ss_exit" or int(r["ssthresh"]) < 2**31 - 1]
     assert ends, "never left slow start"
     end = ends[0]
     ca_from = float(trace[end]["time_s"]) - sm["t0_monotonic"] + 2 * 0.045
-    rows = read_csv(base / "vegas" / "flows.csv")
+    rows = read_csv(d / "flows.csv")
     late = [r for r in rows if float(r["t0_s"]) >= ca_from and r["retransmits"]]
     assert late and sum(int(r["retransmits"]) for r in late) == 0, late
     again = [r["time_s"] for r in trace[end + 1:] if r["rule"] in ("ss_grow", "ss_exit")]

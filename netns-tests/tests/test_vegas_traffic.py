@@ -7,8 +7,11 @@ buffer (100 packets) is far larger than the BDP, and every packet of backlog
 adds 0.61 ms of RTT, which is all Vegas needs to see.
 
 Margins, from that physics:
-- Goodput: 1448 payload bytes per 1514-byte frame is 95.6% of the rate; 90% leaves
-  room for slow start and header options.
+- Goodput: at least 90% of reno's through the same path in the same module. Reno keeps
+  the 100-packet buffer from emptying, so its goodput is what the path delivers on this
+  host: 1448 payload bytes per 1514-byte frame is 95.6% of the rate (19.1 Mbit/s), but
+  HTB (a 1-frame burst) loses the time by which its timer fires late, and on a host whose
+  timers fired late by a median 88 us reno got 15.8-16.9 Mbit/s and Vegas 16.4-17.7.
 - Vegas queue: Linux's diff = cwnd*(rtt-base)/base = backlog*rtt/base >= backlog,
   so holding diff <= beta bounds the backlog by beta. +2 packets: with a window of
   ~5 and delayed ACKs an RTT can carry <= 2 RTT samples, and such RTTs fall back to
@@ -86,7 +89,8 @@ def test_vegas_fills_link_with_small_queue_and_no_loss(reno_run, calls):
         run = single_flow(name, RATE, BUFFER, SECONDS)
     alpha, beta = 2, 4
     q = queue_mean(run, 2, SECONDS)
-    assert run.flow.bps_received >= 0.90 * RATE, run.flow.bps_received
+    assert run.flow.bps_received >= 0.90 * reno_run.flow.bps_received, \
+        (run.flow.bps_received, reno_run.flow.bps_received)
     # no loss: the bottleneck dropped nothing. Not the sender's retransmission
     # count: with an RTT of a few ms, a host stall of 10 ms or more fires a tail
     # loss probe; a clean-clone CI run saw 7 retransmissions with 0 drops.

@@ -129,7 +129,10 @@ def clean_runs(arms: dict, want: int, attempts: int, *args) -> tuple[dict, dict]
         for k, cc in arms.items():
             if len(runs[k]) < want and len(runs[k]) + len(aside[k]) < attempts:
                 run, worst = probed_flow(cc, *args)
-                (aside[k].append(worst) if worst > ABSURD_PKTS else runs[k].append(run))
+                if worst > ABSURD_PKTS:
+                    aside[k].append(worst)
+                else:
+                    runs[k].append(run)
     return runs, aside
 
 

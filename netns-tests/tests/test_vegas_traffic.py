@@ -11,7 +11,7 @@ Margins, from that physics:
   the 100-packet buffer from emptying, so its goodput is what the path delivers on this
   host: 1448 payload bytes per 1514-byte frame is 95.6% of the rate (19.1 Mbit/s), but
   HTB (a 1-frame burst) loses the time by which its timer fires late, and on a host whose
-  timers fired late by a median 88 us reno got 15.8-16.9 Mbit/s and Vegas 16.4-17.7.
+  timers fired late by a median 88 us reno got 15.8-16.9 Mbit/s and Vegas 15.2-17.7.
 - Vegas queue: Linux's diff = cwnd*(rtt-base)/base = backlog*rtt/base >= backlog,
   so holding diff <= beta bounds the backlog by beta. +2 packets: with a window of
   ~5 and delayed ACKs an RTT can carry <= 2 RTT samples, and such RTTs fall back to

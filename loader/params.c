@@ -31,8 +31,9 @@ const struct vk_param_desc vk_param_descs[] = {
 	  "window cut on loss: 2 halves (Linux), 4 cuts by 1/4 (original Vegas)", false },
 	{ "th_tie", VK_P_FRAC, OFF(th_tie_milli), ADAPT,
 	  "semantics=paper: Th and Th' tie within this many packets per round (default 0.5)", false },
-	{ "semantics", VK_P_SEM, OFF(semantics), ALL & ~PLUS,
-	  "exact: round's min RTT, exact fractions (Linux); paper: the papers' ns-2 agent", false },
+	{ "semantics", VK_P_SEM, OFF(semantics), ALL,
+	  "exact: round's min RTT, exact fractions (Linux); paper: the papers' ns-2 agent "
+	  "(vegas_fr, vegas_plus: the round's average RTT only)", false },
 	{ "half_packet", VK_P_BOOL, OFF(half_packet), FR,
 	  "1: Q carries the half-packet correction of seed 004, section V", false },
 	{ "foreign_max", VK_P_COUNT, OFF(foreign_max), PLUS,

@@ -154,6 +154,44 @@ def test_one_call_per_ack_traces_every_ack_and_decision(tmp_path):
     assert sm["trace_lost"] == 0
 
 
+@pytest.mark.parametrize("semantics", ["exact", "paper"])
+def test_a_decision_reads_the_round_rtt_its_semantics_names(tmp_path, semantics):
+    """vegas_plus (docs/DESIGN.md §3.10): with exact a decision's RTT is the round's
+    smallest sample, with paper their average (vk_round_rtt: each sample counted as
+    rtt_us + 1, the sum over the count, never below the minimum). Every ACK is traced,
+    so a round's samples are the flow's ACK records since its previous decision; a
+    round that a state change restarted has more records than its cnt_rtt and is
+    passed over. The two forms must part in many rounds, or the check tells nothing."""
+    ctl = f'[controllers]\nvk_sem = "vegas_plus semantics={semantics}"'
+    sm = runner.execute(one_flow("vk_sem", 6, trace="all", controllers=ctl).run("r", "p"),
+                        tmp_path)
+    assert sm["trace_lost"] == 0
+    records = parse_csv((tmp_path / "trace.csv").read_text())
+    port = data_flow(records)[0]["sport"]
+    samples: list[int] = []
+    rounds = checked = parted = 0
+    for r in records:
+        if r["sport"] != port:
+            continue
+        if r["type"] == "ack":
+            if r["rtt_us"] >= 0:
+                samples.append(r["rtt_us"] + 1)
+            continue
+        if r["type"] != "decision":
+            continue
+        if r["cnt_rtt"]:
+            rounds += 1
+        if r["cnt_rtt"] and len(samples) == r["cnt_rtt"]:
+            low, mean = min(samples), max(min(samples), sum(samples) // len(samples))
+            want = mean if semantics == "paper" else low
+            assert r["rtt_us"] == want, (r["time_s"], r["rtt_us"], low, mean)
+            checked += 1
+            parted += mean != low
+        samples = []
+    assert checked >= 80 and checked >= 0.8 * rounds, (checked, rounds)
+    assert parted >= 0.2 * checked, (parted, checked)
+
+
 def test_vegas_a_thresholds_rise_with_throughput(tmp_path):
     """The bottleneck goes from 2 to 10 Mbit/s at 6 s: throughput rises, and
     Vegas-A (seed 000, IV) answers rising Th with alpha+1, beta+1 while diff

@@ -79,6 +79,9 @@ ABLATIONS = {
     "vp_rate_long": "vegas_plus rate_epoch=512",
     # a third sign that reads no baseRTT: the round RTT 25% above its low of the epochs
     "vp_rise": "vegas_plus rise=25",
+    # the band on the round's average RTT, not its minimum: does it see the queue that
+    # bursts keep above the trough at 100 Mbit/s (docs/DESIGN.md §7.3)?
+    "vp_avg_rtt": "vegas_plus semantics=paper",
 }
 
 

@@ -93,7 +93,8 @@ def synthetic() -> dict:
         "overhead": {"rounds": 6, "seconds": 4, "cpu_s_per_gb": {"bpf_vegas": _s(0.3)},
                      "gbit_s": {"bpf_vegas": _s(6)}, "ratio_to_reno": {"bpf_vegas": _s(1.01)},
                      "ratio_to_cubic": {"bpf_vegas": _s(1.0)}},
-        "tracing": {"rounds": 6, "seconds": 4, "offloads_off": trace, "offloads_default": trace},
+        "tracing": {"rounds": 6, "seconds": 4, "offloads_off": trace, "offloads_default": trace,
+                    "code_only": "vk_vegas_aimd", "code_only_off": trace},
         "linkemu": {"rounds": 6, "seconds": 4, "delay_ms": 20, "load": 0.2, "payload": 1000,
                     "error_us": err, "app_error_us": err, "veth_us": err, "fifo": 10,
                     "fifo_poll": 0,
@@ -138,6 +139,8 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     assert "| off | 100 [90, 110] | 100 [90, 110] | 100 [90, 110] | 1.00% [0.90%, 1.10%] |" \
         in text                                                      # tracing, directly
     assert "| off | 0.80 [0.72, 0.88] | 0.80 [0.72, 0.88] | 40 [36, 44] |" in text  # its window
+    assert "| off, code only | 100 [90, 110] | 100 [90, 110] |" in text   # Reno's window
+    assert "traces vk_vegas_aimd's code-only arm" in text
     written = plots.write(r, tmp_path)
     assert sorted(p.name for p in written) == sorted(f"{n}.png" for n in bench.STAGES)
     for p in written:
@@ -146,6 +149,7 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
 
 def test_a_tracing_stage_from_before_the_direct_measure_still_renders():
     r = synthetic()
+    del r["tracing"]["code_only"], r["tracing"]["code_only_off"]    # later still
     for key in ("offloads_off", "offloads_default"):
         r["tracing"][key] = {k: v for k, v in r["tracing"][key].items()
                              if k not in ("direct_cost", "bpf_ns_per_ack", "window_ratio",

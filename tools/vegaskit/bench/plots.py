@@ -63,14 +63,14 @@ def overhead(o: dict, out: Path) -> None:
 
 def tracing(t: dict, out: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    labels = []
-    for key, name in (("offloads_off", "offloads off"), ("offloads_default", "default")):
-        labels += [f"{name}\n{mode}" for mode in ("decisions", "all")]
+    # the settings this run has: the code-only one came later
+    sets = [(k, n) for k, n in (("offloads_off", "offloads off"), ("offloads_default", "default"),
+                                ("code_only_off", "off, code only")) if k in t]
+    labels = [f"{name}\n{mode}" for _, name in sets for mode in ("decisions", "all")]
     bars = (("cost", "tab:orange", "throughput cost"), ("cpu_cost", "tab:purple", "CPU per GB cost"),
             ("direct_cost", "tab:green", "added CPU (BPF time + tracer)"))
     for i, (what, color, label) in enumerate(bars):
-        xs = [t[key].get(what, {}).get(mode) for key in ("offloads_off", "offloads_default")
-              for mode in ("decisions", "all")]
+        xs = [t[key].get(what, {}).get(mode) for key, _ in sets for mode in ("decisions", "all")]
         if None in xs:
             continue
         med, err = _med_err(xs, 100)

@@ -19,37 +19,45 @@ clock reads alike) traced against untraced, times the ACKs, plus the tracer's
 own CPU time, over the untraced flow's CPU for the same bytes. It counts the
 work tracing adds, not what that work does to the caches of the rest, nor the
 rare wake-up (docs/DESIGN.md §5.1).
+
+bpf_vegas's window answers the RTT, and on a veth a few hundred nanoseconds of
+added ACK-path work are a visible part of it, so its throughput cost mixes what
+tracing takes with what the window does about it. The third setting traces the
+code-only arm of the overhead stage (CODE_ONLY: bpf_vegas's code and records,
+Reno's window, offloads off), whose throughput answers to the CPU alone.
 """
 from __future__ import annotations
 
 import statistics
 
 from vegaskit.analysis.stats import median_summary as summary
+from vegaskit.testbed import leftovers
 from vegaskit.testbed.leftovers import owner_env
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.topology import veth_pair
 from vegaskit.testbed.vtrace import Trace
 
-from . import bpfstats
+from . import bpfstats, instances
 from .flows import one_flow
+from .overhead import CODE_ONLY, CODE_ONLY_SPEC
 
 CC = "bpf_vegas"
 MODES = {"off": None, "decisions": ["--decisions"], "all": []}
 
 
-def one_setting(rounds: int, seconds: float, offloads: bool) -> dict:
+def one_setting(rounds: int, seconds: float, offloads: bool, cc: str = CC) -> dict:
     gbit = {m: [] for m in MODES}
     cost = {m: [] for m in MODES if m != "off"}
     cpu_cost = {m: [] for m in cost}
     direct = {m: [] for m in cost}          # CPU tracing adds, over the untraced flow's
     records = {m: [] for m in cost}
     lost = {m: [] for m in cost}
-    bpf_ns = {m: [] for m in MODES}         # bpf_vegas's BPF run time per ACK
+    bpf_ns = {m: [] for m in MODES}         # the controller's BPF run time per ACK
     window = {m: [] for m in cost}          # the sender's mean window, traced / untraced
     srtt = {m: [] for m in MODES}           # its mean smoothed RTT, us
     with Lab() as lab, bpfstats.enabled():
         p = veth_pair(lab, offloads=offloads)
-        progs = bpfstats.ops_programs(CC)
+        progs = bpfstats.ops_programs(cc)
         port = 7000
         order = list(MODES)
         for rnd in range(rounds):
@@ -58,10 +66,10 @@ def one_setting(rounds: int, seconds: float, offloads: bool) -> dict:
                 port += 1
                 before = bpfstats.run_stats(progs)
                 if MODES[mode] is None:
-                    flow[mode] = one_flow(lab, p, CC, port, seconds)
+                    flow[mode] = one_flow(lab, p, cc, port, seconds)
                 else:
-                    with Trace(*MODES[mode], "--controller", CC, env=owner_env(lab.prefix)) as t:
-                        flow[mode] = one_flow(lab, p, CC, port, seconds)
+                    with Trace(*MODES[mode], "--controller", cc, env=owner_env(lab.prefix)) as t:
+                        flow[mode] = one_flow(lab, p, cc, port, seconds)
                     records[mode].append(len(t.records))
                     lost[mode].append(t.lost or 0)
                     tracer_s[mode] = t.cpu_s
@@ -90,6 +98,9 @@ def one_setting(rounds: int, seconds: float, offloads: bool) -> dict:
 
 
 def run(rounds: int, seconds: float) -> dict:
-    return {"rounds": rounds, "seconds": seconds,
-            "offloads_off": one_setting(rounds, seconds, False),
-            "offloads_default": one_setting(rounds, seconds, True)}
+    out = {"rounds": rounds, "seconds": seconds, "code_only": CODE_ONLY,
+           "offloads_off": one_setting(rounds, seconds, False),
+           "offloads_default": one_setting(rounds, seconds, True)}
+    with instances.loaded(leftovers.new_owner(), {CODE_ONLY: CODE_ONLY_SPEC}):
+        out["code_only_off"] = one_setting(rounds, seconds, False, CODE_ONLY)
+    return out

@@ -281,7 +281,11 @@ def tracing_section(t: dict) -> list[str]:
              "round; cost = 1 - traced / untraced throughput within a round; CPU cost = the "
              "host's CPU per GB traced / untraced - 1, the tracer's own work included. The "
              "kernel's BPF statistics are on in every mode (for the direct measure below), as "
-             "they were not in runs before 2026-11-27. Median [interval].",
+             "they were not in runs before 2026-11-27. Median [interval]. bpf_vegas's window "
+             "answers the RTT, which work on the ACK path lengthens, so its cost mixes "
+             "tracing's work with the window's answer; the row named code only traces "
+             f"{t.get('code_only', 'the overhead stage')}'s code-only arm (bpf_vegas's code and "
+             "records, Reno's window, offloads off), whose throughput answers to the CPU alone.",
              "", "| offloads | untraced Gbit/s | decisions: cost | all: cost | decisions: CPU cost "
              "| all: CPU cost | records per run (all) | lost (all, in all) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -296,12 +300,14 @@ def tracing_section(t: dict) -> list[str]:
     return lines + ["![tracing](tracing.png)", ""]
 
 
-OFFLOADS = (("offloads_off", "off"), ("offloads_default", "default"))
+OFFLOADS = (("offloads_off", "off"), ("offloads_default", "default"),
+            ("code_only_off", "off, code only"))
 
 
 def offload_sets(t: dict, needs: str) -> list[tuple[str, dict]]:
-    """The tracing stage's settings, named as the tables name them, that hold `needs`."""
-    return [(name, t[key]) for key, name in OFFLOADS if t[key].get(needs)]
+    """The tracing stage's settings, named as the tables name them, that hold `needs`
+    (a run before the code-only setting existed has only the first two)."""
+    return [(name, t[key]) for key, name in OFFLOADS if t.get(key, {}).get(needs)]
 
 
 def tracing_direct_table(t: dict) -> list[str]:

@@ -193,12 +193,16 @@ def test_emulator_stage_measures_delay_error_and_rate():
 
 def test_tracing_and_overhead_stages_compare_within_rounds():
     """The tracing stage traces what it says (decisions only, or everything) with
-    both offload settings; the overhead stage's ratios are taken within a round."""
+    both offload settings, and the code-only arm; the overhead stage's ratios are
+    taken within a round."""
     from vegaskit.bench import overhead, tracing
     with loaded("vegas"):
         t = tracing.run(rounds=1, seconds=1.0)
         o = overhead.run(rounds=1, seconds=1.0, ours=["bpf_vegas"])
-    for key in ("offloads_off", "offloads_default"):
+    # the code-only arm was traced, and went with the stage
+    assert t["code_only"] == overhead.CODE_ONLY
+    assert overhead.CODE_ONLY not in available_cc()
+    for key in ("offloads_off", "offloads_default", "code_only_off"):
         s = t[key]
         assert s["records_per_run"]["all"] > s["records_per_run"]["decisions"] > 0, s
         # within the round: the traced flow's rate over the untraced one's. No bound on

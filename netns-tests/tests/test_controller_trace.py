@@ -161,7 +161,8 @@ def test_a_decision_reads_the_round_rtt_its_semantics_names(tmp_path, semantics)
     rtt_us + 1, the sum over the count, never below the minimum). Every ACK is traced,
     so a round's samples are the flow's ACK records since its previous decision; a
     round that a state change restarted has more records than its cnt_rtt and is
-    passed over. The two forms must part in many rounds, or the check tells nothing."""
+    passed over. The record's diff must come from that RTT. The two forms must part in
+    many rounds, or the check tells nothing."""
     ctl = f'[controllers]\nvk_sem = "vegas_plus semantics={semantics}"'
     sm = runner.execute(one_flow("vk_sem", 6, trace="all", controllers=ctl).run("r", "p"),
                         tmp_path)
@@ -185,6 +186,9 @@ def test_a_decision_reads_the_round_rtt_its_semantics_names(tmp_path, semantics)
             low, mean = min(samples), max(min(samples), sum(samples) // len(samples))
             want = mean if semantics == "paper" else low
             assert r["rtt_us"] == want, (r["time_s"], r["rtt_us"], low, mean)
+            if r["cnt_rtt"] > 2 and r["rtt_us"] >= r["base_rtt_us"]:
+                # and the rule read that RTT: vegas_plus's backlog cwnd·(rtt−base)/rtt
+                assert r["diff"] == r["cwnd"] * (want - r["base_rtt_us"]) // want, r
             checked += 1
             parted += mean != low
         samples = []

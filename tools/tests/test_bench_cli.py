@@ -139,8 +139,8 @@ def test_the_report_and_a_figure_per_stage_render_from_every_stage(tmp_path):
     assert "| off | 100 [90, 110] | 100 [90, 110] | 100 [90, 110] | 1.00% [0.90%, 1.10%] |" \
         in text                                                      # tracing, directly
     assert "| off | 0.80 [0.72, 0.88] | 0.80 [0.72, 0.88] | 40 [36, 44] |" in text  # its window
-    assert "| off, code only | 100 [90, 110] | 100 [90, 110] |" in text   # Reno's window
-    assert "traces vk_vegas_aimd's code-only arm" in text
+    assert "| off, code only | 0.80 [0.72, 0.88] | 0.80 [0.72, 0.88] |" in text  # Reno's window
+    assert "code only trace vk_vegas_aimd, the overhead stage's code-only arm" in text
     written = plots.write(r, tmp_path)
     assert sorted(p.name for p in written) == sorted(f"{n}.png" for n in bench.STAGES)
     for p in written:
@@ -156,6 +156,7 @@ def test_a_tracing_stage_from_before_the_direct_measure_still_renders():
                                           "srtt_us")}
     text = bench.report(r)
     assert "## Tracing from inside the controller" in text and "added CPU" not in text
+    assert "code only" not in text
     assert "traced over untraced" not in text
 
 

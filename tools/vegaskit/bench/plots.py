@@ -65,7 +65,7 @@ def tracing(t: dict, out: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.5))
     # the settings this run has: the code-only one came later
     sets = [(k, n) for k, n in (("offloads_off", "offloads off"), ("offloads_default", "default"),
-                                ("code_only_off", "off, code only")) if k in t]
+                                ("code_only_off", "code only")) if k in t]
     labels = [f"{name}\n{mode}" for _, name in sets for mode in ("decisions", "all")]
     bars = (("cost", "tab:orange", "throughput cost"), ("cpu_cost", "tab:purple", "CPU per GB cost"),
             ("direct_cost", "tab:green", "added CPU (BPF time + tracer)"))

@@ -6,7 +6,8 @@
    over a plain veth at full speed, each of our controllers against the
    kernel's reno and cubic, ratios within rounds (vegaskit.bench.overhead).
 2. Tracing: bpf_vegas throughput at full veth speed untraced, decisions traced
-   and everything traced, offloads off and default (vegaskit.bench.tracing).
+   and everything traced, offloads off and default, and the code-only arm of 1
+   with offloads off (vegaskit.bench.tracing).
 3. Link emulator: per-packet delay error at 10, 100 and 1,000 Mbit/s, the
    highest TCP rate and linkemu's CPU per Gbit/s (vegaskit.bench.emulator).
 4. Hot swap: time to move 200 to 100,000 established connections between
@@ -281,11 +282,12 @@ def tracing_section(t: dict) -> list[str]:
              "round; cost = 1 - traced / untraced throughput within a round; CPU cost = the "
              "host's CPU per GB traced / untraced - 1, the tracer's own work included. The "
              "kernel's BPF statistics are on in every mode (for the direct measure below), as "
-             "they were not in runs before 2026-11-27. Median [interval]. bpf_vegas's window "
-             "answers the RTT, which work on the ACK path lengthens, so its cost mixes "
-             "tracing's work with the window's answer; the row named code only traces "
-             f"{t.get('code_only', 'the overhead stage')}'s code-only arm (bpf_vegas's code and "
-             "records, Reno's window, offloads off), whose throughput answers to the CPU alone.",
+             "they were not in runs before 2026-11-27. Median [interval]." +
+             (" bpf_vegas's window answers the RTT, which work on the ACK path lengthens, "
+              "so its cost mixes tracing's work with the window's answer; the rows named "
+              f"code only trace {t['code_only']}, the overhead stage's code-only arm "
+              "(bpf_vegas's code and records, Reno's window, offloads off), whose "
+              "throughput answers to the CPU alone." if t.get("code_only_off") else ""),
              "", "| offloads | untraced Gbit/s | decisions: cost | all: cost | decisions: CPU cost "
              "| all: CPU cost | records per run (all) | lost (all, in all) |",
              "|---|---|---|---|---|---|---|---|"]

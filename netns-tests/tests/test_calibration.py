@@ -141,7 +141,10 @@ def test_ping_rtt_matches_configured(rtt_ms, rate_bps):
 def test_direct_edges_leave_the_bottleneck_the_one_emulator():
     """A dumbbell with direct edges (docs/DESIGN.md §6.3): each host reaches its
     router over a veth, one linkemu remains, and each flow's path has the
-    bottleneck's RTT."""
+    bottleneck's RTT. The median's budget is the ping test's above: 0.5 ms plus the
+    emulator's mean wake-up lateness, since a ping finds it asleep (a CI run of
+    2026-12-03 read medians of +0.69 to +0.95 ms on a host whose timers were late);
+    the best ping must still be within 0.5 ms."""
     rtt_ms, rate_bps = 20, 100_000_000
     hosts = [LinkParams(rate_bps=1_000_000_000)] * 2
     expected = rtt_ms + 2 * PING_IP_BYTES * 8 / rate_bps * 1e3
@@ -150,11 +153,14 @@ def test_direct_edges_leave_the_bottleneck_the_one_emulator():
                                              limit_pkts=167), hosts, direct_edges=True)
         emulators = [p for p in lab.procs if str(LINKEMU) in p.args]
         rtts = [ping_rtts_ms(db.senders[i], receiver_addr(i + 1), count=10) for i in (0, 1)]
+        woke_late = db.links["bottleneck"].stop()["timer_late_us"] / 1e3
     assert set(db.links) == {"bottleneck"} and len(emulators) == 1
     for i, r in enumerate(rtts, 1):
         med, lo = statistics.median(r), min(r)
-        print(f"S{i} -> D{i}: expected {expected:.3f} ms, median {med:.3f}, min {lo:.3f}")
-        assert abs(med - expected) <= 0.5 and lo >= expected - 0.05, (i, r)
+        print(f"S{i} -> D{i}: expected {expected:.3f} ms, median {med:.3f}, min {lo:.3f}; "
+              f"wake-ups {woke_late:.3f} ms late")
+        assert abs(med - expected) <= 0.5 + woke_late, (i, r, woke_late)
+        assert expected - 0.05 <= lo <= expected + 0.5, (i, r)
 
 
 def test_a_run_with_direct_edges_logs_and_reports_the_bottleneck_alone(tmp_path):

@@ -28,7 +28,8 @@ AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 def pytest_collection_modifyitems(config, items):
     """A kernel test whose assertion fails runs up to twice more, 5 s apart
-    (pytest-rerunfailures; the log shows each as R and counts the reruns): its flows
+    (pytest-rerunfailures; the log shows each as R, counts the reruns and, with
+    --rerun-show-tracebacks in pytest.ini, keeps each rerun's assertion): its flows
     share two cores with whatever else the machine runs, and machines of this kind
     differ in that noise (docs/DESIGN.md §9.3). Three times is a failure. Not the
     reliability cases, which count each case once. A rerun of a test that reads a

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vegaskit.analysis.plots import plt, save
 from vegaskit.bench import emulator
+from vegaskit.bench import tracing as tracing_stage
 
 
 def _med_err(xs: list[dict], scale: float = 1.0) -> tuple[list[float], list[list[float]]]:
@@ -64,8 +65,7 @@ def overhead(o: dict, out: Path) -> None:
 def tracing(t: dict, out: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.5))
     # the settings this run has: the code-only one came later
-    sets = [(k, n) for k, n in (("offloads_off", "offloads off"), ("offloads_default", "default"),
-                                ("code_only_off", "code only")) if k in t]
+    sets = [(k, n) for k, n in tracing_stage.SETTINGS if k in t]
     labels = [f"{name}\n{mode}" for _, name in sets for mode in ("decisions", "all")]
     bars = (("cost", "tab:orange", "throughput cost"), ("cpu_cost", "tab:purple", "CPU per GB cost"),
             ("direct_cost", "tab:green", "added CPU (BPF time + tracer)"))
@@ -76,7 +76,7 @@ def tracing(t: dict, out: Path) -> None:
         med, err = _med_err(xs, 100)
         ax.bar([j + (i - 1) * 0.27 for j in range(len(xs))], med, width=0.27, yerr=err,
                capsize=3, color=color, label=label)
-    ax.set_xticks(range(len(labels)), labels)
+    ax.set_xticks(range(len(labels)), labels, fontsize=8)
     ax.axhline(10, ls="--", color="k", lw=1, label="10%")
     ax.axhline(2, ls=":", color="k", lw=1, label="2%")
     ax.axhline(0, color="k", lw=0.5)

@@ -32,7 +32,6 @@ import statistics
 
 from vegaskit.analysis.stats import median_summary as summary
 from vegaskit.testbed import leftovers
-from vegaskit.testbed.leftovers import owner_env
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.topology import veth_pair
 from vegaskit.testbed.vtrace import Trace
@@ -43,6 +42,9 @@ from .overhead import CODE_ONLY, CODE_ONLY_SPEC
 
 CC = "bpf_vegas"
 MODES = {"off": None, "decisions": ["--decisions"], "all": []}
+# the stage's settings as run() returns them, and as the report and the figure name them
+SETTINGS = (("offloads_off", "off"), ("offloads_default", "default"),
+            ("code_only_off", "off, code only"))
 
 
 def one_setting(rounds: int, seconds: float, offloads: bool, cc: str = CC) -> dict:
@@ -68,7 +70,7 @@ def one_setting(rounds: int, seconds: float, offloads: bool, cc: str = CC) -> di
                 if MODES[mode] is None:
                     flow[mode] = one_flow(lab, p, cc, port, seconds)
                 else:
-                    with Trace(*MODES[mode], "--controller", cc, env=owner_env(lab.prefix)) as t:
+                    with Trace(*MODES[mode], "--controller", cc, env=leftovers.owner_env(lab.prefix)) as t:
                         flow[mode] = one_flow(lab, p, cc, port, seconds)
                     records[mode].append(len(t.records))
                     lost[mode].append(t.lost or 0)

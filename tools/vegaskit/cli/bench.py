@@ -302,14 +302,10 @@ def tracing_section(t: dict) -> list[str]:
     return lines + ["![tracing](tracing.png)", ""]
 
 
-OFFLOADS = (("offloads_off", "off"), ("offloads_default", "default"),
-            ("code_only_off", "off, code only"))
-
-
 def offload_sets(t: dict, needs: str) -> list[tuple[str, dict]]:
     """The tracing stage's settings, named as the tables name them, that hold `needs`
     (a run before the code-only setting existed has only the first two)."""
-    return [(name, t[key]) for key, name in OFFLOADS if t.get(key, {}).get(needs)]
+    return [(name, t[key]) for key, name in tracing.SETTINGS if t.get(key, {}).get(needs)]
 
 
 def tracing_direct_table(t: dict) -> list[str]:

@@ -22,7 +22,7 @@ INTF_PY		:= tools/vegaskit/intf.py
 CFLAGS		?= -O2 -g -Wall -Wextra -Wno-unused-parameter
 LIBBPF_LIBS	= $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf -lelf -lz)
 
-.PHONY: all deps deps-vm install uninstall test test-unit demo results ns2 vegas-plus model-validation bench clean vm-test vm-systemd native-ab concurrency fifo-ab fuzz reliability
+.PHONY: all deps deps-vm deps-ns2 install uninstall test test-unit demo results ns2 vegas-plus model-validation bench clean vm-test vm-systemd native-ab concurrency fifo-ab fuzz reliability
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/vegasctl $(BUILD)/vegasctl.8 $(BUILD)/libvkcore.so $(BUILD)/linkemu $(INTF_PY) \
@@ -147,13 +147,22 @@ results: deps all
 		--profile $(PROFILE) --out results --jobs $(JOBS) $(if $(REPS),--reps $(REPS)) \
 		$(foreach r,$(RUNS),--run $(r)) $(if $(TRACE_ALL),--trace-all)
 
-# The same runs in ns-2 with its stock agents, the simulator the papers used, beside the
-# paper's figures and Linux's (docs/DESIGN.md §7.2); only make deps needs root. Writes results/ns2/.
-# VARIANTS="text open_window" reruns only those settings (default: every one).
+# The same runs in ns-2, the simulator the papers used, beside the paper's figures and
+# Linux's (docs/DESIGN.md §7.2): the stock agents in Debian's ns, and Vegas-A and PIPE
+# (ours, tools/ns2agent/) in an ns built from Debian's source. Only the deps need root.
+# Writes results/ns2/. VARIANTS="text open_window" reruns only those settings.
 VARIANTS ?=
-ns2: deps all
+NS2_TARBALL := $(BUILD)/ns2/deb/ns2_2.35+dfsg.orig.tar.xz
+ns2: deps deps-ns2 all $(BUILD)/ns2/ns
 	$(PY) -m vegaskit.cli.ns2 $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
 		--profile $(PROFILE) $(foreach v,$(VARIANTS),--variant $(v))
+
+# What the ns-2 build needs: the compilers' libraries and Debian's source (tools/deps.sh).
+deps-ns2:
+	@WITH_NS2=1 NS2_SRC=$(dir $(NS2_TARBALL)) bash tools/deps.sh
+
+$(BUILD)/ns2/ns: tools/ns2agent/build.sh tools/ns2agent/vk_adaptive.cc
+	sh tools/ns2agent/build.sh $(NS2_TARBALL) tools/ns2agent/vk_adaptive.cc $(BUILD)/ns2
 
 # vegas_plus against issue 17's goals beside vegas, vegas_a, cubic and bbr
 # (docs/DESIGN.md §7.3): CASES, NETS, CCS rerun only those and merge into

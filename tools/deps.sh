@@ -76,4 +76,38 @@ if [ "${WITH_VM:-0}" = 1 ]; then
 	[ -x "$VENV/bin/vng" ] || "$VENV/bin/pip" install -q virtme-ng
 	echo "deps: vm ok ($(qemu-system-x86_64 --version | head -n1), virtme-ng $("$VENV/bin/vng" --version 2>&1 | tail -n1))"
 fi
+# WITH_NS2=1 (make deps-ns2, for make ns2 only): what tools/ns2agent/build.sh needs to
+# build ns-2.35 with our agents: the libraries Debian's ns2 is built against, and its
+# upstream source from Debian's source archive into NS2_SRC (apt verifies it against the
+# signed index). The archive here serves the upstream tarball but not Debian's own patch
+# tarball, so `apt-get source` fails after fetching what build.sh needs: the tarball's
+# presence is the test. A deb-src entry is made from the system's own deb entries.
+if [ "${WITH_NS2:-0}" = 1 ]; then
+	ns2_pkgs=(g++ make xz-utils tcl8.6-dev tk8.6-dev libotcl1-dev tclcl-dev libx11-dev
+		  libxext-dev libpcap-dev)
+	ns2_missing=()
+	for p in "${ns2_pkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || ns2_missing+=("$p")
+	done
+	if [ ${#ns2_missing[@]} -gt 0 ]; then
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${ns2_missing[@]}" >/dev/null
+	fi
+	NS2_SRC=${NS2_SRC%/}
+	tarball="${NS2_SRC:?}/ns2_2.35+dfsg.orig.tar.xz"
+	if [ ! -s "$tarball" ]; then
+		if ! apt-get source --print-uris ns2 >/dev/null 2>&1; then
+			SRC=/etc/apt/sources.list.d/vegaskit-deb-src
+			[ -f /etc/apt/sources.list.d/debian.sources ] &&
+				sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources > "$SRC.sources"
+			grep -qs '^deb ' /etc/apt/sources.list &&
+				sed -n 's/^deb /deb-src /p' /etc/apt/sources.list > "$SRC.list"
+			apt-get update -qq
+		fi
+		mkdir -p "$NS2_SRC"
+		(cd "$NS2_SRC" && apt-get source -qq --download-only ns2 >/dev/null 2>&1) || true
+		[ -s "$tarball" ] || { echo "make deps-ns2: Debian's ns2 source tarball could not be fetched" >&2; exit 1; }
+	fi
+	echo "deps: ns2 source ok ($tarball)"
+fi
 echo "deps: ok (libbpf $(pkg-config --modversion libbpf), $(bpftool version 2>/dev/null | head -n1))"

@@ -1,6 +1,9 @@
-"""The ns-2 cross-check (docs/DESIGN.md §7.2): which runs map to stock agents, the
+"""The ns-2 cross-check (docs/DESIGN.md §7.2): which runs map to which agents, the
 script's topology, real ns-2 runs whose knobs visibly reach the agents, and the
-command's handling of bad input. ns-2 comes from `make deps`; without it these fail."""
+command's handling of bad input. ns-2 comes from `make deps`; without it these fail.
+Our Vegas-A and PIPE agents run only in the ns `make ns2` builds (3 minutes of
+compiling, kept out of this suite): ns2/check.py checks them there, before any replay;
+here, their mapping, their script and the refusal when that ns is missing."""
 from __future__ import annotations
 
 import json
@@ -33,7 +36,7 @@ vk_ns2 = "vegas --preset ns2"
 [runs]
 reno = { cc = "reno" }
 vegas = { cc = "vk_ns2" }
-vegas_a = { cc = "bpf_vegas_a" }
+vegas_linux = { cc = "bpf_vegas" }
 [profiles.full]
 reps = 2
 start_jitter_s = 0.5
@@ -52,19 +55,41 @@ def small(tmp_path) -> Scenario:
     return Scenario.load(p)
 
 
-def test_agents_map_only_what_ns2_ships():
+def test_agents_map_the_papers_arithmetic_only():
     ns2 = agents.agent_for("vk", {"vk": "vegas --preset ns2"})
-    assert ns2.tcl_class == "Agent/TCP/Vegas"
+    assert ns2.tcl_class == "Agent/TCP/Vegas" and not ns2.ours
     assert dict(ns2.settings) == {"v_alpha_": "1", "v_beta_": "3", "v_gamma_": "1"}
     # explicit values after the preset win, as in vegasctl
     eq = agents.agent_for("vk", {"vk": "vegas --preset eq20 semantics=paper alpha=7"})
     assert dict(eq.settings)["v_alpha_"] == "7" and dict(eq.settings)["v_beta_"] == "20"
     assert agents.agent_for("reno", {}) is agents.NEWRENO
-    for cc, ctl in (("bpf_vegas", {}), ("bpf_vegas_a", {}), ("cubic", {}),
+    # Vegas-A and PIPE are ours, on their defaults (the papers') or an instance's values
+    va = agents.agent_for("bpf_vegas_a", {})
+    assert va.tcl_class == "Agent/TCP/Vegas/A" and va.ours
+    assert dict(va.settings) == {"v_alpha_": "1", "v_beta_": "3", "v_gamma_": "1",
+                                 "alpha_max_": "64", "th_tie_": "0.5"}
+    pipe = agents.agent_for("vk", {"vk": "pipe th_tie=0 alpha_max=8"})
+    assert pipe.tcl_class == "Agent/TCP/Vegas/Pipe" and pipe.ours
+    assert dict(pipe.settings)["th_tie_"] == "0" and dict(pipe.settings)["alpha_max_"] == "8"
+    for cc, ctl in (("bpf_vegas", {}), ("bpf_vegas_fr", {}), ("cubic", {}),
                     ("vk", {"vk": "vegas --preset linux"}),        # exact arithmetic
-                    ("vk", {"vk": "vegas_a semantics=paper"})):
+                    ("vk", {"vk": "vegas_a semantics=exact"}),
+                    ("vk", {"vk": "vegas_fr"})):
         with pytest.raises(Unmapped):
             agents.agent_for(cc, ctl)
+
+
+def test_our_agents_script_sets_their_class_and_reads_their_decisions():
+    s = Scenario.load(SCEN / "mixed_3v3.toml")
+    text = script.build(s.run("vegas_a_tie0", "full", 0), script.VARIANTS["text"])
+    # a class default for each of our variables before the first `new`, then each flow's own
+    first_new = text.index("[new Agent/TCP/Vegas/A]")
+    assert text.index("Agent/TCP/Vegas/A set th_tie_ 0") < first_new
+    assert "$tcp1 set alpha_max_ 64; $tcp1 set th_tie_ 0;" in text
+    assert "[$tcp1 vk-stats]" in text            # Vegas-A's decisions per rule
+    assert "[$tcp4 vk-stats]" not in text         # NewReno has none
+    assert "Agent/TCP/Vegas/A set" not in script.build(s.run("vegas", "full", 0),
+                                                     script.VARIANTS["text"])
 
 
 def test_script_has_the_scenarios_links_split_evenly():
@@ -105,8 +130,24 @@ def test_window_knob_reaches_newreno(tmp_path):
 
 
 def test_unmapped_run_refused_in_one_line(tmp_path):
-    with pytest.raises(Unmapped, match="Vegas-A, the paper's own change"):
-        script.build(small(tmp_path).run("vegas_a", "full", 0), script.VARIANTS["text"])
+    with pytest.raises(Unmapped, match="Linux's Vegas .exact arithmetic"):
+        script.build(small(tmp_path).run("vegas_linux", "full", 0), script.VARIANTS["text"])
+
+
+def test_a_run_of_our_agents_needs_the_built_ns(tmp_path, monkeypatch, capsys):
+    """Without the ns make ns2 builds, a Vegas-A run is refused in one line, before any
+    simulation, and nothing is written."""
+    from vegaskit.cli import ns2 as cli
+    monkeypatch.setattr(sim, "BUILT", tmp_path / "absent" / "ns")
+    sc = tmp_path / "ns2_small.toml"
+    sc.write_text(SMALL.replace('vegas_linux = { cc = "bpf_vegas" }',
+                                'vegas_a = { cc = "bpf_vegas_a" }'))
+    with pytest.raises(RuntimeError, match="is not built: make ns2 builds it"):
+        sim.simulate(Scenario.load(sc).run("vegas_a", "full", 0), script.VARIANTS["text"])
+    assert cli.main([str(sc), "--out", str(tmp_path / "res"), "--variant", "text"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "absent/ns is not built: make ns2 builds it" in err[0]
+    assert not (tmp_path / "res" / "ns2").exists()
 
 
 def _cli(*args) -> subprocess.CompletedProcess:
@@ -126,7 +167,7 @@ def test_cli_writes_a_report_and_keeps_other_variants(tmp_path):
     assert len(sms) == 8                                  # 2 runs x 2 variants x 2 reps
     rep = (out / "ns2" / "report.md").read_text()
     assert "## ns2_small" in rep and "| Vegas retransmits nothing | 0 | 0 [0, 0] (2, 50%) |" in rep
-    assert "`vegas_a`: Vegas-A, the paper's own change to ns-2's Vegas agent" in rep
+    assert "`vegas_linux`: Linux's Vegas (exact arithmetic, alpha 2, beta 4): no ns-2 agent" in rep
     # a rerun of one variant replaces only its summaries
     r = _cli(str(sc), "--out", str(out), "--variant", "linux_like", "--reps", "1")
     assert r.returncode == 0, r.stderr

@@ -1,11 +1,12 @@
-"""Replay the scenarios' runs in ns-2 with its stock agents; write results/ns2/report.md.
+"""Replay the scenarios' runs in ns-2 with its agents and ours; write results/ns2/report.md.
 
     python -m vegaskit.cli.ns2 [SCENARIO.toml ...] [--profile full] [--variant V ...]
                                [--reps N] [--jobs N] [--out results] [--rerender]
 
 Every scenario by default (not the demo or the model-validation ones), every
-variant (ns2/script.py), the profile's repetitions. Needs no root: ns-2 is a
-simulator, nothing touches the host's network.
+variant (ns2/script.py), the profile's repetitions. Runs with Vegas-A or PIPE
+need the ns `make ns2` builds with our agents, checked first (ns2/check.py).
+Needs no root: ns-2 is a simulator, nothing touches the host's network.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 
 from vegaskit import paths
-from vegaskit.ns2 import report, script, sim
+from vegaskit.ns2 import check, report, script, sim
 from vegaskit.ns2.agents import Unmapped
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.cliargs import OneLineParser
@@ -42,6 +43,12 @@ def plan(s: Scenario, profile: str, reps: int | None) -> tuple[list, dict[str, s
             continue
         todo += [(name, rep) for rep in range(reps or s.reps(profile))]
     return todo, unmapped
+
+
+def needs_ours(s: Scenario, todo: list, profile: str) -> bool:
+    """Whether a planned run has one of our agents (tools/ns2agent)."""
+    return any(ag.ours for name in {r for r, _ in todo}
+               for ag in script.agents(s.run(name, profile)))
 
 
 def _die_with_parent(parent: int) -> None:
@@ -97,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out = a.out / "ns2"
     try:
+        if not a.rerender and any(needs_ours(s, todo, a.profile) for s, todo, _ in plans):
+            if not sim.BUILT.exists():
+                raise RuntimeError(f"{sim.BUILT} is not built: make ns2 builds it")
+            check.run()
         for s, todo, _ in ([] if a.rerender else plans):
             store = out / s.name / "summaries.json"
             new = simulate_all(s, todo, variants, a.profile, a.jobs)

@@ -1,14 +1,20 @@
 """Which ns-2 agent stands for a run's controller, and with which thresholds.
 
-Only what ns-2.35 ships without modification is mapped:
+What ns-2.35 ships:
 - `reno` (Linux's Reno, NewReno recovery with SACK) -> Agent/TCP/Newreno, the
   papers' "New Reno";
 - a `vegas` instance on the papers' arithmetic (`semantics=paper`, the `ns2`
   preset) -> Agent/TCP/Vegas with its alpha, beta and gamma. That agent is the
   arithmetic docs/DESIGN.md §3.10 describes, so no other vegas setting maps.
-Vegas-A and PIPE were the papers' own modifications of the Vegas agent and are
-not in ns-2; cubic, bbr and Linux's Vegas (exact arithmetic) have no agent.
-A run with any such flow is not replayed (Unmapped says why).
+Ours, built into ns-2 by `make ns2` (tools/ns2agent/, docs/DESIGN.md §7.2):
+- a `vegas_a` or `pipe` instance on the papers' arithmetic (their default, so
+  bpf_vegas_a and bpf_pipe too) -> Agent/TCP/Vegas/A or Agent/TCP/Vegas/Pipe,
+  the Vegas agent with the papers' rules in congestion avoidance, with its
+  alpha, beta, gamma, alpha_max and th_tie.
+Settings the agents have no form of (slow start, loss cut, idle relearning) are
+Linux's side of the comparison and do not stop a mapping. cubic, bbr, Linux's
+Vegas (exact arithmetic) and seed 004's Vegas have no agent: a run with any
+such flow is not replayed (Unmapped says why).
 """
 from __future__ import annotations
 
@@ -29,12 +35,13 @@ class Unmapped(ValueError):
 class Agent:
     tcl_class: str              # Agent/TCP/...
     settings: tuple = ()        # (variable, value) set on the agent
+    ours: bool = False          # in the ns make ns2 builds (tools/ns2agent), not Debian's
 
 
 NEWRENO = Agent("Agent/TCP/Newreno")
+# our agents by variant: the papers' rules on ns-2's Vegas agent (tools/ns2agent)
+ADAPTIVE = {"vegas_a": "Agent/TCP/Vegas/A", "pipe": "Agent/TCP/Vegas/Pipe"}
 NO_AGENT = {
-    "bpf_vegas_a": "Vegas-A, the paper's own change to ns-2's Vegas agent: not in ns-2.35",
-    "bpf_pipe": "PIPE, the paper's own change to ns-2's Vegas agent: not in ns-2.35",
     "bpf_vegas": "Linux's Vegas (exact arithmetic, alpha 2, beta 4): no ns-2 agent",
     "bpf_vegas_fr": "seed 004's Vegas: its authors' own ns-2 agent, not in ns-2.35",
 }
@@ -82,11 +89,16 @@ def agent_for(cc: str, controllers: dict[str, str]) -> Agent:
     """The ns-2 agent for a flow's cc (a kernel name or one of the run's instances)."""
     if cc == "reno":
         return NEWRENO
-    if cc not in controllers:
+    # a kernel name bpf_X is variant X with its defaults
+    spec = controllers.get(cc) or (cc[4:] if cc[4:] in ADAPTIVE and cc[:4] == "bpf_" else None)
+    if spec is None:
         raise Unmapped(NO_AGENT.get(cc, f"{cc}: no ns-2 agent"))
-    variant, p = resolve(controllers[cc])
-    if variant != "vegas" or p.get("semantics") != "paper":
-        raise Unmapped(f"{cc} ({controllers[cc]}): only vegas with semantics=paper is "
-                       "ns-2's Vegas agent")
-    a, b, g = (p["alpha"], p["beta"], p["gamma"])
-    return Agent("Agent/TCP/Vegas", (("v_alpha_", a), ("v_beta_", b), ("v_gamma_", g)))
+    variant, p = resolve(spec)
+    if variant not in ("vegas", *ADAPTIVE) or p.get("semantics") != "paper":
+        raise Unmapped(f"{cc} ({spec}): only vegas, vegas_a and pipe with semantics=paper "
+                       "have an ns-2 agent")
+    thresholds = (("v_alpha_", p["alpha"]), ("v_beta_", p["beta"]), ("v_gamma_", p["gamma"]))
+    if variant == "vegas":
+        return Agent("Agent/TCP/Vegas", thresholds)
+    return Agent(ADAPTIVE[variant], thresholds + (("alpha_max_", p["alpha_max"]),
+                                                  ("th_tie_", p["th_tie"])), ours=True)

@@ -107,6 +107,10 @@ def build(run: Run, variant: Variant) -> str:
                          f"$em_{name}_{d} drop-target $null; $ns lossmodel $em_{name}_{d} ${x} ${y}")
         L.append(f"set qm_{name} [$ns monitor-queue ${a} ${b} [open /dev/null w] {SAMPLE_S}]")
     sink = "Agent/TCPSink/DelAck" if variant.delack else "Agent/TCPSink"
+    # our agents' own variables need a class default before the first `new`
+    # (the values of the class's first flow; every flow sets its own below)
+    for ag in {ag.tcl_class: ag for ag in reversed(flow_agents) if ag.ours}.values():
+        L.append("; ".join(f"{ag.tcl_class} set {k} {v}" for k, v in ag.settings))
     for f, ag in zip(run.flows, flow_agents):
         i = f.index
         settings = ag.settings + ((("packetSize_", f.mss),) if f.mss else ())
@@ -136,11 +140,11 @@ def build(run: Run, variant: Variant) -> str:
                 acts.append(f"$em_{c.link}_{d} set rate_ {c.params['loss']}")
             if acts:
                 L.append(f"$ns at {c.at:.6f} {{{'; '.join(acts)}}}")
-    L += _measure(run, variant, list(links))
+    L += _measure(run, variant, list(links), [ag.ours for ag in flow_agents])
     return "\n".join(L) + "\n"
 
 
-def _measure(run: Run, variant: Variant, names: list[str]) -> list[str]:
+def _measure(run: Run, variant: Variant, names: list[str], ours: list[bool]) -> list[str]:
     """Queue samples, completion polls and the RESULT line at the end."""
     files = [f for f in run.flows if f.bytes]
     timed = [f for f in run.flows if not f.bytes]
@@ -184,12 +188,14 @@ def _measure(run: Run, variant: Variant, names: list[str]) -> list[str]:
           "  global ns links hist meta cw",
           "  set t [$ns now]",
           "  set out \"{\\\"t_end\\\": $t, \\\"meta\\\": $meta, \\\"flows\\\": \\[\""]
-    for k, f in enumerate(run.flows):
+    for k, (f, mine) in enumerate(zip(run.flows, ours)):
         i = f.index
         done = f"$done({i})" if f.bytes else "-1"
         sep = "" if k == 0 else ", "
+        # our agents add their decisions per rule and alpha (tools/ns2agent)
+        stats = f"\\\"decisions\\\": [$tcp{i} vk-stats], " if mine else ""
         L.append(f"  global tcp{i}{'; global done' if f.bytes else ''}")
-        L.append(f"  append out \"{sep}{{\\\"ack\\\": [$tcp{i} set ack_], "
+        L.append(f"  append out \"{sep}{{{stats}\\\"ack\\\": [$tcp{i} set ack_], "
                  f"\\\"retx\\\": [$tcp{i} set nrexmitpack_], "
                  f"\\\"data\\\": [$tcp{i} set ndatapack_], \\\"done\\\": {done}, "
                  f"\\\"cwnd\\\": \\[[join $cw({i}) {{, }}]\\]}}\"")

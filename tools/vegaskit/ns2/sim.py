@@ -13,25 +13,40 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from vegaskit import paths
 from vegaskit.analysis import metrics
 from vegaskit.testbed.scenario import Run
 
 from . import script
 
 NS = "ns"
+# ns-2.35 rebuilt from Debian's source with our agents (tools/ns2agent/build.sh)
+BUILT = paths.BUILD / "ns2" / "ns"
 
 
 def available() -> str | None:
-    """The ns binary, or None (make deps installs Debian's ns2)."""
+    """Debian's ns binary, or None (make deps installs Debian's ns2)."""
     return shutil.which(NS)
 
 
-def simulate(run: Run, variant: script.Variant, timeout: float = 600) -> dict:
-    """One run in ns-2: its summary. RuntimeError if ns fails or prints no result."""
-    text = script.build(run, variant)
+def binary(ours: bool) -> str:
+    """The ns a run needs: ours when it has one of our agents, else Debian's."""
+    if ours:
+        if not BUILT.exists():
+            raise RuntimeError(f"{BUILT} is not built: make ns2 builds it")
+        return str(BUILT)
     ns = available()
     if ns is None:
         raise RuntimeError("ns-2 is not installed: run make deps")
+    return ns
+
+
+def simulate(run: Run, variant: script.Variant, timeout: float = 600,
+             ns: str | None = None) -> dict:
+    """One run in ns-2 (in `ns` if given, else the one its agents need): its summary.
+    RuntimeError if ns fails or prints no result."""
+    text = script.build(run, variant)
+    ns = ns or binary(any(ag.ours for ag in script.agents(run)))
     with tempfile.TemporaryDirectory(prefix="vegaskit-ns2-") as d:
         path = Path(d) / f"{run.name}.tcl"
         path.write_text(text)
@@ -64,6 +79,7 @@ def summarise(run: Run, variant: script.Variant, res: dict) -> dict:
                       "end_s": round(end, 3), "bytes": nbytes,
                       "avg_bps": round(nbytes * 8 / max(end - f.start, 1e-9)),
                       "retransmits": int(got["retx"]), "data_packets": int(got["data"]),
+                      **({"decisions": got["decisions"]} if "decisions" in got else {}),
                       "completion_s": round(done - f.start, 3) if done is not None else None})
     links = {}
     for name, q in res["links"].items():

@@ -24,7 +24,7 @@ from vegaskit.ns2.agents import Unmapped
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.cliargs import OneLineParser
 
-COMMAND = "make ns2 (SCENARIOS=... VARIANTS=... rerun only those; python -m vegaskit.cli.ns2 --rerender rewrites the report)"
+COMMAND = "make ns2 (SCENARIOS=... NS2_VARIANTS=... rerun only those; python -m vegaskit.cli.ns2 --rerender rewrites the report)"
 
 
 def default_scenarios() -> list[Path]:

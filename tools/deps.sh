@@ -83,8 +83,10 @@ fi
 # tarball, so `apt-get source` fails after fetching what build.sh needs: the tarball's
 # presence is the test. A deb-src entry is made from the system's own deb entries.
 if [ "${WITH_NS2:-0}" = 1 ]; then
-	ns2_pkgs=(g++ make xz-utils tcl8.6-dev tk8.6-dev libotcl1-dev tclcl-dev libx11-dev
-		  libxext-dev libpcap-dev)
+	# tclsh8.6 and tcl2c++ run during the build; libxt-dev because configure insists on
+	# X's headers though ns is built without Tk
+	ns2_pkgs=(g++ make xz-utils tcl8.6 tcl8.6-dev tclcl libtclcl1-dev libotcl1-dev
+		  libx11-dev libxt-dev)
 	ns2_missing=()
 	for p in "${ns2_pkgs[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || ns2_missing+=("$p")

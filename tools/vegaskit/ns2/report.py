@@ -82,19 +82,48 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
                 f"{interval(figures.summarise([sm['utilisation'] for sm in sms]))} | "
                 f"{interval(figures.summarise(comp)) if any(c is not None for c in comp) else '-'} |")
     out.append("")
+    out += _decisions(summaries, variants)
     if unmapped:
-        out += ["Not replayed (no stock ns-2 agent):", ""]
+        out += ["Not replayed (no ns-2 agent):", ""]
         out += [f"- `{r}`: {why}" for r, why in sorted(unmapped.items())]
         out.append("")
     return out
+
+
+def _decisions(summaries: list[dict], variants: list[str]) -> list[str]:
+    """Our agents' decisions (tools/ns2agent): per run and variant, each rule's count a
+    flow and alpha's time-weighted mean, medians over the flows of every repetition."""
+    rows = []
+    for run in sorted({sm["run"] for sm in summaries}):
+        for v in variants:
+            ds = [fl["decisions"] for sm in summaries if sm["run"] == run and sm["variant"] == v
+                  for fl in sm["flows"] if "decisions" in fl]
+            if not ds:
+                continue
+            cells = [interval(figures.summarise([d[k] for d in ds]))
+                     for k in ("hold", "inc", "inc_adapt", "dec_adapt", "alpha_mean")]
+            rows.append(f"| {run} | {v} | {len(ds)} | " + " | ".join(cells)
+                        + f" | {max(d['alpha_peak'] for d in ds)} |")
+    if not rows:
+        return []
+    return ["Our Vegas-A and PIPE agents' decisions in congestion avoidance, a flow's count "
+            "of each rule and alpha's time-weighted mean (medians over every flow of every "
+            "repetition, with intervals), and the largest alpha any flow reached:", "",
+            "| run | variant | flows | hold | inc | inc_adapt | dec_adapt | alpha mean | "
+            "alpha peak |", "|---|---|---|---|---|---|---|---|---|", *rows, ""]
 
 
 def render(sections: list[list[str]], variants: list[str], command: str) -> str:
     out = ["# The papers' experiments in ns-2, beside Linux", "",
            f"Produced by `{command}`; do not edit by hand.", "",
            "Seeds 000 and 002 ran their experiments in ns-2 with its stock NewReno and Vegas "
-           "agents and their own modification of the Vegas agent (Vegas-A, PIPE). Each run of a "
-           "scenario whose flows all have a stock agent is replayed here in Debian's ns-2.35: "
+           "agents and their own modification of the Vegas agent (Vegas-A, PIPE), which was "
+           "never published. Each run of a scenario whose flows all have an agent is replayed "
+           "here: the stock agents in Debian's ns-2.35, and Vegas-A and PIPE as agents of "
+           "ours (tools/ns2agent/: ns-2's Vegas agent with the papers' rules in congestion "
+           "avoidance, our reading of them as in our controllers) in ns-2.35 rebuilt from "
+           "Debian's source, which gives Debian's counters on the stock agents (make ns2 "
+           "checks both before any replay). Each run has "
            "the same links, buffers, flow starts (each repetition's start jitter included) and "
            "link changes as the testbed's run, FTP over the agent to a TCPSink. The figures "
            "are computed from ns-2's counters by the same code as Linux's "

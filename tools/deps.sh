@@ -59,20 +59,23 @@ fi
 # The vegaskit package (tools/pyproject.toml), editable: the checkout is what runs.
 "$VENV/bin/python" -c 'import pytest, hypothesis, prometheus_client, ansible, ansiblelint, vegaskit.testbed' 2>/dev/null ||
 	"$VENV/bin/pip" install -q -e "tools[test]"
+# The optional sets below: install those of the named packages not installed yet.
+install_missing() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fi
+}
 # WITH_VM=1 (make deps-vm, for make vm-test only, so `make test` and CI stay light):
 # qemu (TCG is enough), a static busybox and kmod for virtme-ng's guest init, dpkg to
 # unpack kernel packages, systemd-sysv for /sbin/init (make vm-systemd boots it), and
 # virtme-ng itself in the project venv.
 if [ "${WITH_VM:-0}" = 1 ]; then
-	vm_pkgs=(qemu-system-x86 busybox-static kmod udev dpkg systemd-sysv)
-	vm_missing=()
-	for p in "${vm_pkgs[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || vm_missing+=("$p")
-	done
-	if [ ${#vm_missing[@]} -gt 0 ]; then
-		apt-get update -qq
-		apt-get install -y -qq --no-install-recommends "${vm_missing[@]}" >/dev/null
-	fi
+	install_missing qemu-system-x86 busybox-static kmod udev dpkg systemd-sysv
 	[ -x "$VENV/bin/vng" ] || "$VENV/bin/pip" install -q virtme-ng
 	echo "deps: vm ok ($(qemu-system-x86_64 --version | head -n1), virtme-ng $("$VENV/bin/vng" --version 2>&1 | tail -n1))"
 fi
@@ -85,16 +88,8 @@ fi
 if [ "${WITH_NS2:-0}" = 1 ]; then
 	# tclsh8.6 and tcl2c++ run during the build; libxt-dev because configure insists on
 	# X's headers though ns is built without Tk
-	ns2_pkgs=(g++ make xz-utils tcl8.6 tcl8.6-dev tclcl libtclcl1-dev libotcl1-dev
-		  libx11-dev libxt-dev)
-	ns2_missing=()
-	for p in "${ns2_pkgs[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || ns2_missing+=("$p")
-	done
-	if [ ${#ns2_missing[@]} -gt 0 ]; then
-		apt-get update -qq
-		apt-get install -y -qq --no-install-recommends "${ns2_missing[@]}" >/dev/null
-	fi
+	install_missing g++ make xz-utils tcl8.6 tcl8.6-dev tclcl libtclcl1-dev libotcl1-dev \
+		libx11-dev libxt-dev
 	NS2_SRC=${NS2_SRC%/}
 	tarball="${NS2_SRC:?}/ns2_2.35+dfsg.orig.tar.xz"
 	if [ ! -s "$tarball" ]; then

@@ -173,6 +173,14 @@ def test_cli_writes_a_report_and_keeps_other_variants(tmp_path):
     assert r.returncode == 0, r.stderr
     sms = json.loads((out / "ns2" / "ns2_small" / "summaries.json").read_text())
     assert sorted({sm["variant"] for sm in sms}) == ["linux_like", "open_window", "text"]
+    # a run that gained an agent since (here: a new run) is named as not replayed yet
+    sc.write_text(SMALL.replace('vegas = { cc = "vk_ns2" }',
+                                'vegas = { cc = "vk_ns2" }\nvegas2 = { cc = "vk_ns2" }'))
+    r = _cli(str(sc), "--out", str(out), "--rerender")
+    assert r.returncode == 0, r.stderr
+    rep = (out / "ns2" / "report.md").read_text()
+    assert "**Not replayed yet**, though their agents exist: `vegas2` " \
+           "(`make ns2 SCENARIOS=ns2_small.toml` replays them)" in rep
 
 
 @pytest.mark.parametrize("args, says", [

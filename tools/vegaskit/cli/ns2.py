@@ -24,6 +24,7 @@ from vegaskit.ns2.agents import Unmapped
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.cliargs import OneLineParser
 
+COMMAND_ONE = "make ns2 SCENARIOS={}"
 COMMAND = "make ns2 (SCENARIOS=... NS2_VARIANTS=... rerun only those; python -m vegaskit.cli.ns2 --rerender rewrites the report)"
 
 
@@ -148,9 +149,11 @@ def write_report(results: Path, profile: str, named: list[Path]) -> Path:
         summaries = json.loads(store.read_text())
         variants = [v for v in script.VARIANTS if any(sm["variant"] == v for sm in summaries)]
         seen.update(variants)
-        _, unmapped = plan(s, profile, 1)
+        todo, unmapped = plan(s, profile, 1)
+        # runs with an agent that the stored summaries lack (an agent added since they ran)
+        pending = sorted({r for r, _ in todo} - {sm["run"] for sm in summaries})
         sections.append(report.section(s, summaries, unmapped, results / s.name / profile,
-                                       variants))
+                                       variants, pending, COMMAND_ONE.format(s.path.name)))
     if not sections:
         raise ValueError(f"no ns-2 summaries under {out}")
     path = out / "report.md"

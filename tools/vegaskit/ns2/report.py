@@ -45,7 +45,7 @@ def _replayed_ids(scenario, runs: set[str]) -> list[str]:
 
 
 def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir: Path,
-            variants: list[str]) -> list[str]:
+            variants: list[str], pending: list[str] = (), rerun: str = "") -> list[str]:
     runs = {sm["run"] for sm in summaries}
     by_variant = {v: {r["id"]: r for r in figures.evaluate(
         scenario.paper, [sm for sm in summaries if sm["variant"] == v], scenario.doc["runs"])}
@@ -83,6 +83,9 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
                 f"{interval(figures.summarise(comp)) if any(c is not None for c in comp) else '-'} |")
     out.append("")
     out += _decisions(summaries, variants)
+    if pending:
+        out += [f"**Not replayed yet**, though their agents exist: {', '.join(f'`{r}`' for r in pending)}"
+                f" (`{rerun}` replays them); the figures above leave them out.", ""]
     if unmapped:
         out += ["Not replayed (no ns-2 agent):", ""]
         out += [f"- `{r}`: {why}" for r, why in sorted(unmapped.items())]

@@ -2,7 +2,7 @@
  * Vegas-A (seed 000, section IV) and PIPE (seed 002, section IV) as ns-2.35
  * agents: our reading of the papers, written for `make ns2` so that their
  * experiments can be replayed in the simulator they ran (docs/DESIGN.md §7.2).
- * The papers' own modified agent was never published; this is not it.
+ * The papers' own modified agent is not published with them; this is not it.
  *
  * Everything but the decision in congestion avoidance is ns-2's Vegas agent
  * (tcp/tcp-vegas.cc): the round, its average RTT, the rounded backlog `delta`,

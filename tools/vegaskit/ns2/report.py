@@ -120,8 +120,8 @@ def render(sections: list[list[str]], variants: list[str], command: str) -> str:
     out = ["# The papers' experiments in ns-2, beside Linux", "",
            f"Produced by `{command}`; do not edit by hand.", "",
            "Seeds 000 and 002 ran their experiments in ns-2 with its stock NewReno and Vegas "
-           "agents and their own modification of the Vegas agent (Vegas-A, PIPE), which was "
-           "never published. Each run of a scenario whose flows all have an agent is replayed "
+           "agents and their own modification of the Vegas agent (Vegas-A, PIPE), which the "
+           "papers do not publish. Each run of a scenario whose flows all have an agent is replayed "
            "here: the stock agents in Debian's ns-2.35, and Vegas-A and PIPE as agents of "
            "ours (tools/ns2agent/: ns-2's Vegas agent with the papers' rules in congestion "
            "avoidance, our reading of them as in our controllers) in ns-2.35 rebuilt from "

@@ -5,6 +5,7 @@
 # Debian's own patches are not served here, so the few fixes modern g++ and
 # Debian's tcl/otcl/tclcl need are made below (docs/DESIGN.md §7.2).
 set -eu
+[ -s "$1" ] || { echo "build.sh: no $1 (make deps-ns2 fetches it)" >&2; exit 1; }
 mkdir -p "$3"
 TARBALL=$(realpath "$1") AGENT=$(realpath "$2") OUT=$(realpath "$3")
 MA=/usr/lib/$(gcc -print-multiarch)

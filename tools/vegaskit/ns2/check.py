@@ -4,9 +4,10 @@ Two things must hold for its figures to stand beside Debian's (docs/DESIGN.md §
 - the rebuild is the same simulator: a run of the stock agents (Vegas and NewReno
   sharing a link, drops and all) gives the same counters in both binaries;
 - our agents take the papers' rules at ties, where Vegas-A and PIPE part
-  ([VegasA] §IV, [PIPE] §IV; docs/DESIGN.md §3.6): alone on a saturated link, with
-  no tie band, ns-2's clock gives Th == Th' round after round. Vegas-A holds there
-  and PIPE, which decides down at Th <= Th' and at diff = beta, does not.
+  ([VegasA] §IV, [PIPE] §IV; docs/DESIGN.md §3.6): two flows of one kind on a
+  saturated link, with no tie band, on ns-2's clock, which gives Th == Th' round
+  after round. Vegas-A holds there; PIPE, which decides down at Th <= Th' and at
+  diff = beta, takes more dec_adapt and fewer holds.
 A failure is one line and stops the command: the replays would not mean what the
 report says.
 """

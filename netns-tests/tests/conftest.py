@@ -24,6 +24,11 @@ from vegaskit.testbed import leftovers, tcpprobe
 VEGASCTL = paths.VEGASCTL
 PIN_ROOT = Path(intf.PIN_ROOT)
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+# A window or ssthresh no path of the tests that use it can make (they hold ~5 and ~102):
+# the kernel defect of docs/DESIGN.md §10.2, which turns a BPF controller's ssthresh
+# into the low half of a kernel pointer (10^5 to 10^9 packets) and its window after
+# it. tcpprobe.largest_window above this sets a run aside, as the reports do.
+DEFECT_PKTS = 1000
 
 
 def pytest_collection_modifyitems(config, items):

@@ -27,6 +27,13 @@ What is checked, per tool:
 - tcpcwnd.py's DIFF estimate: every line matches its definition, from that line's
   cwnd and srtt and the running minimum of the flow's srtt.
 - -T/-t/--ktime columns are consistent; the bcc tools' CLI follows bcc's.
+
+A tcp_probe capture of our own (testbed.tcpprobe, not the tools under test) watches
+both flows: a run in which the kernel defect of docs/DESIGN.md §10.2 struck (an
+ssthresh of 10^7 packets and more; a CI run saw the tools report cwnd 66,786,760
+during the squeeze) is set aside and run again, up to ATTEMPTS runs, as the reports
+set such repetitions aside. The tools must report such windows as they are; the
+comparisons with iperf3 are of the controller's windows, not of the defect's.
 """
 from __future__ import annotations
 
@@ -48,9 +55,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import loaded
+from conftest import DEFECT_PKTS, loaded
 from vegaskit import intf, paths
-from vegaskit.testbed import iperf
+from vegaskit.testbed import iperf, tcpprobe
 from vegaskit.testbed.netns import Lab
 from vegaskit.testbed.topology import htb_path, receiver_addr, sender_addr
 from vegaskit.testbed.shaping import QDISC_HANDLE
@@ -72,6 +79,7 @@ SHIFT_MAX = 0.040       # s: the latest iperf3's zero is looked for after the tr
 PORT_A = 10000 + 2 * (os.getpid() % 10000)
 PORT_B = PORT_A + 1
 READY_TIMEOUT = 60
+ATTEMPTS = 4            # runs before the defect (module docstring) fails the module
 
 
 @dataclass
@@ -195,6 +203,7 @@ class ToolRun:
     out: dict[str, str]         # stdout per tool
     err: dict[str, str]         # stderr per tool
     rc: dict[str, int]
+    largest_window: int = 0     # packets, by our own tcp_probe capture of both flows
 
 
 def _squeeze(path) -> None:
@@ -227,6 +236,13 @@ def _wait_ready(procs: dict, files: dict) -> None:
 
 
 def traced_run(cc: str, tmp: Path) -> ToolRun:
+    with tcpprobe.TcpProbe(PORT_A, PORT_B) as probe:
+        run = _traced_run(cc, tmp)
+    run.largest_window = tcpprobe.largest_window(probe.records)
+    return run
+
+
+def _traced_run(cc: str, tmp: Path) -> ToolRun:
     with Lab() as lab:
         path = htb_path(lab, RATE, BUFFER)
         procs, files, handles = {}, {}, []
@@ -279,13 +295,26 @@ def traced_run(cc: str, tmp: Path) -> ToolRun:
                {k: f[1].read_text() for k, f in files.items()}, rc)
 
 
+def clean_run(cc: str, tmp_path_factory) -> ToolRun:
+    """A traced run the defect (module docstring) left alone, of up to ATTEMPTS."""
+    aside = []
+    for _ in range(ATTEMPTS):
+        run = traced_run(cc, tmp_path_factory.mktemp(f"trace-{cc}"))
+        if run.largest_window <= DEFECT_PKTS:
+            return run
+        aside.append(run.largest_window)
+        print(f"{cc}: run set aside, the kernel defect of DESIGN §10.2 struck "
+              f"(largest window or ssthresh {run.largest_window} packets)")
+    pytest.fail(f"{cc}: every one of {ATTEMPTS} runs met the kernel defect (DESIGN §10.2): "
+                f"largest windows {aside}")
+
+
 @pytest.fixture(scope="module", params=["reno", "vegas"])
 def run(request, tmp_path_factory) -> ToolRun:
-    tmp = tmp_path_factory.mktemp(f"trace-{request.param}")
     if request.param == "reno":
-        return traced_run("reno", tmp)
+        return clean_run("reno", tmp_path_factory)
     with loaded(request.param) as name:
-        return traced_run(name, tmp)
+        return clean_run(name, tmp_path_factory)
 
 
 # ---------------------------------------------------------------- helpers

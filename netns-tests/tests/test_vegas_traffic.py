@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from conftest import loaded, vegasctl, vegasctl_json
+from conftest import DEFECT_PKTS, loaded, vegasctl, vegasctl_json
 from vegaskit.testbed import iperf, tcpprobe
 from vegaskit.testbed.iperf import FlowResult
 from vegaskit.testbed.netns import Lab
@@ -104,20 +104,12 @@ def test_vegas_fills_link_with_small_queue_and_no_loss(reno_run, calls):
     assert reno_run.drops > 0
 
 
-# A window or ssthresh no path here can make (this path holds ~5 packets): the kernel
-# defect of docs/DESIGN.md §10.2, which turns a BPF controller's ssthresh into the low
-# half of a kernel pointer (10^5 to 10^9 packets) and its window after it.
-ABSURD_PKTS = 1000
-INFINITE_SSTHRESH = 0x7FFFFFFF
-
-
 def probed_flow(cc: str, rate_bps: int, limit_pkts: int, seconds: float) -> tuple[HtbFlow, int]:
     """single_flow, with tcp_probe watching its sender: (the run, the largest window or
     finite ssthresh the kernel reported for it)."""
     with tcpprobe.TcpProbe(PORT, PORT) as probe:
         run = single_flow(cc, rate_bps, limit_pkts, seconds)
-    return run, max((max(r.snd_cwnd, 0 if r.ssthresh == INFINITE_SSTHRESH else r.ssthresh)
-                     for r in probe.records), default=0)
+    return run, tcpprobe.largest_window(probe.records)
 
 
 def clean_runs(arms: dict, want: int, attempts: int, *args) -> tuple[dict, dict]:
@@ -129,7 +121,7 @@ def clean_runs(arms: dict, want: int, attempts: int, *args) -> tuple[dict, dict]
         for k, cc in arms.items():
             if len(runs[k]) < want and len(runs[k]) + len(aside[k]) < attempts:
                 run, worst = probed_flow(cc, *args)
-                if worst > ABSURD_PKTS:
+                if worst > DEFECT_PKTS:
                     aside[k].append(worst)
                 else:
                     runs[k].append(run)

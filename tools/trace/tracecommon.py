@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 try:
     from vegaskit.intf import CA_STATES    # the names vegasctl prints too (bpf/vk_intf.h)
+    from vegaskit.testbed.tcpprobe import INFINITE_SSTHRESH
 except ImportError:
     sys.exit(f"{sys.argv[0].rsplit('/', 1)[-1]}: cannot import vegaskit: run it with the "
              "project's venv, .venv/bin/python (sudo make deps all creates it)")
@@ -40,7 +41,6 @@ except ImportError:
 TCP_STATES = {1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1",
               5: "FIN_WAIT2", 6: "TIME_WAIT", 7: "CLOSE", 8: "CLOSE_WAIT",
               9: "LAST_ACK", 10: "LISTEN", 11: "CLOSING", 12: "NEW_SYN_RECV"}
-INFINITE_SSTHRESH = 0x7FFFFFFF
 AF_INET, AF_INET6 = 2, 10
 UNKNOWN_STATE = 255      # what the BPF programs store when a state was never seen
 MAX_SECONDS = 31 * 86400  # a duration or interval beyond a month is a typo

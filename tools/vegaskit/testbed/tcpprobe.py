@@ -32,6 +32,7 @@ ANY = re.compile(r"\s(\d+\.\d+): (tcp_\w+): (.*)$")
 # every tcp event a capture here may switch on (and a sweep switches off)
 EVENTS = ("tcp_probe", "tcp_cong_state_set", "tcp_retransmit_skb")
 FIELD = re.compile(r"(\w+)=(\S+)")
+INFINITE_SSTHRESH = 0x7FFFFFFF   # the kernel's TCP_INFINITE_SSTHRESH: none set yet
 
 
 @dataclass
@@ -59,6 +60,14 @@ def parse(line: str) -> Record | None:
                       int(f["srtt"]), int(f.get("data_len", "0")))
     except (KeyError, ValueError, IndexError):
         return None
+
+
+def largest_window(records: list[Record]) -> int:
+    """The largest snd_cwnd or set ssthresh among records, in packets (0 if none):
+    what shows the kernel defect of docs/DESIGN.md §10.2, an ssthresh (and the
+    window after it) no path can make."""
+    return max((max(r.snd_cwnd, 0 if r.ssthresh == INFINITE_SSTHRESH else r.ssthresh)
+                for r in records), default=0)
 
 
 def available() -> bool:

@@ -55,8 +55,8 @@ struct event_t {
     u32 ssthresh;
     u32 srtt;
     u32 minrtt;
-    u32 diff_x100;
     u32 unacked;
+    u64 diff_x100;      /* u64: a window of 10^8 packets (docs/DESIGN.md §10.2) overflows u32 */
 };
 
 struct stats_t {
@@ -92,7 +92,8 @@ TRACEPOINT_PROBE(tcp, tcp_probe)
 {
     FILTER
     u64 cookie = args->sock_cookie;
-    u32 srtt = args->srtt, cwnd = args->snd_cwnd, base = 0, diff = 0;
+    u32 srtt = args->srtt, cwnd = args->snd_cwnd, base = 0;
+    u64 diff = 0;
     u32 *m = minrtt.lookup(&cookie);
     if (m) {
         if (srtt && srtt < *m)
@@ -103,7 +104,7 @@ TRACEPOINT_PROBE(tcp, tcp_probe)
         base = srtt;
     }
     if (base && srtt >= base)
-        diff = (u32)((u64)cwnd * (srtt - base) * 100 / srtt);
+        diff = (u64)cwnd * (srtt - base) * 100 / srtt;
 #if SUMMARY
     struct stats_t *s = stats.lookup(&cookie);
     if (!s) {

@@ -84,7 +84,9 @@ def test_our_agents_script_sets_their_class_and_reads_their_decisions():
     text = script.build(s.run("vegas_a_tie0", "full", 0), script.VARIANTS["text"])
     # a class default for each of our variables before the first `new`, then each flow's own
     first_new = text.index("[new Agent/TCP/Vegas/A]")
-    assert text.index("Agent/TCP/Vegas/A set th_tie_ 0") < first_new
+    assert text.index("Agent/TCP/Vegas/A set alpha_max_ 0; Agent/TCP/Vegas/A set th_tie_ 0\n") \
+        < first_new
+    assert text.count("Agent/TCP/Vegas/A set") == 2       # one class default each, once
     assert "$tcp1 set alpha_max_ 64; $tcp1 set th_tie_ 0;" in text
     assert "[$tcp1 vk-stats]" in text            # Vegas-A's decisions per rule
     assert "[$tcp4 vk-stats]" not in text         # NewReno has none

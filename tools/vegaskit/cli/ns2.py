@@ -33,23 +33,19 @@ def default_scenarios() -> list[Path]:
             if p.name != "demo.toml" and not p.name.startswith("model_validation")]
 
 
-def plan(s: Scenario, profile: str, reps: int | None) -> tuple[list, dict[str, str]]:
-    """The (run, rep) pairs ns-2 can replay, and why each other run cannot."""
-    todo, unmapped = [], {}
+def plan(s: Scenario, profile: str, reps: int | None) -> tuple[list, dict[str, str], bool]:
+    """The (run, rep) pairs ns-2 can replay, why each other run cannot, and whether
+    one of the replayable runs has one of our agents (tools/ns2agent)."""
+    todo, unmapped, ours = [], {}, False
     for name in s.profile_runs(profile):
         try:
-            script.agents(s.run(name, profile))
+            agents = script.agents(s.run(name, profile))
         except Unmapped as e:
             unmapped[name] = str(e)
             continue
+        ours = ours or any(ag.ours for ag in agents)
         todo += [(name, rep) for rep in range(reps or s.reps(profile))]
-    return todo, unmapped
-
-
-def needs_ours(s: Scenario, todo: list, profile: str) -> bool:
-    """Whether a planned run has one of our agents (tools/ns2agent)."""
-    return any(ag.ours for name in {r for r, _ in todo}
-               for ag in script.agents(s.run(name, profile)))
+    return todo, unmapped, ours
 
 
 def _die_with_parent(parent: int) -> None:
@@ -105,11 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out = a.out / "ns2"
     try:
-        if not a.rerender and any(needs_ours(s, todo, a.profile) for s, todo, _ in plans):
+        if not a.rerender and any(ours for *_, ours in plans):
             if not sim.BUILT.exists():
                 raise RuntimeError(f"{sim.BUILT} is not built: make ns2 builds it")
             check.run()
-        for s, todo, _ in ([] if a.rerender else plans):
+        for s, todo, _, _ in ([] if a.rerender else plans):
             store = out / s.name / "summaries.json"
             new = simulate_all(s, todo, variants, a.profile, a.jobs)
             # a rerun of some variants replaces only theirs
@@ -149,7 +145,7 @@ def write_report(results: Path, profile: str, named: list[Path]) -> Path:
         summaries = json.loads(store.read_text())
         variants = [v for v in script.VARIANTS if any(sm["variant"] == v for sm in summaries)]
         seen.update(variants)
-        todo, unmapped = plan(s, profile, 1)
+        todo, unmapped, _ = plan(s, profile, 1)
         # runs with an agent that the stored summaries lack (an agent added since they ran)
         pending = sorted({r for r, _ in todo} - {sm["run"] for sm in summaries})
         sections.append(report.section(s, summaries, unmapped, results / s.name / profile,

@@ -27,6 +27,12 @@ from vegaskit import paths
 from vegaskit.proc import sh
 
 
+# What our agents bind beyond ns-2's Vegas (tools/ns2agent/vk_adaptive.cc). ns-2 wants
+# a class default for a bound variable before the first `new`; Vegas's own have theirs
+# in ns-default.tcl, which Agent/TCP/Vegas/A and /Pipe inherit.
+OWN_VARIABLES = ("alpha_max_", "th_tie_")
+
+
 class Unmapped(ValueError):
     """The run has a flow with no stock ns-2 agent."""
 
@@ -100,5 +106,5 @@ def agent_for(cc: str, controllers: dict[str, str]) -> Agent:
     thresholds = (("v_alpha_", p["alpha"]), ("v_beta_", p["beta"]), ("v_gamma_", p["gamma"]))
     if variant == "vegas":
         return Agent("Agent/TCP/Vegas", thresholds)
-    return Agent(ADAPTIVE[variant], thresholds + (("alpha_max_", p["alpha_max"]),
-                                                  ("th_tie_", p["th_tie"])), ours=True)
+    own = tuple(zip(OWN_VARIABLES, (p["alpha_max"], p["th_tie"])))
+    return Agent(ADAPTIVE[variant], thresholds + own, ours=True)

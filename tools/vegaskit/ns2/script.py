@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from vegaskit.testbed.scenario import LinkSpec, Run
 
-from .agents import Agent, Unmapped, agent_for
+from .agents import OWN_VARIABLES, Agent, Unmapped, agent_for
 
 SAMPLE_S = 0.01     # queue samples for the p95
 POLL_S = 0.001      # how often file transfers are checked for completion
@@ -108,9 +108,9 @@ def build(run: Run, variant: Variant) -> str:
         L.append(f"set qm_{name} [$ns monitor-queue ${a} ${b} [open /dev/null w] {SAMPLE_S}]")
     sink = "Agent/TCPSink/DelAck" if variant.delack else "Agent/TCPSink"
     # our agents' own variables need a class default before the first `new`
-    # (the values of the class's first flow; every flow sets its own below)
-    for ag in {ag.tcl_class: ag for ag in reversed(flow_agents) if ag.ours}.values():
-        L.append("; ".join(f"{ag.tcl_class} set {k} {v}" for k, v in ag.settings))
+    # (agents.OWN_VARIABLES); every flow sets its own value below
+    for cls in dict.fromkeys(ag.tcl_class for ag in flow_agents if ag.ours):
+        L.append("; ".join(f"{cls} set {k} 0" for k in OWN_VARIABLES))
     for f, ag in zip(run.flows, flow_agents):
         i = f.index
         settings = ag.settings + ((("packetSize_", f.mss),) if f.mss else ())

@@ -131,6 +131,24 @@ def test_window_knob_reaches_newreno(tmp_path):
     assert opened["retransmits"] > 0
 
 
+def test_window_outside_fast_recovery_leaves_out_the_inflated_samples(tmp_path):
+    """cwnd_ grows by a packet per duplicate ACK in the agents' fast recovery, where
+    Linux's PRR lowers the window: cwnd_open_median_kb counts only samples with no
+    duplicate ACK outstanding; cwnd_median_kb counts them all."""
+    run = small(tmp_path).run("reno", "full", 0)
+    start = run.flows[0].start
+    # second half of a 10 s life: 10 samples at 8 packets, 12 inflated to 20 (dupacks 3..14)
+    cwnd = [[start + 5 + i * 0.3, 8, 0] for i in range(10)] + \
+           [[start + 8 + i * 0.15, 20, 3 + i] for i in range(12)]
+    res = {"t_end": start + 10, "meta": {"flows": [{"size": 1000, "stop": None}]},
+           "flows": [{"done": start + 10, "ack": 999, "cwnd": cwnd, "retx": 1, "data": 1001}],
+           "links": {"bottleneck": {"samples": [0], "sum": 0.0, "drops": 1,
+                                    "dep_bytes": 1_000_000}}}
+    fl = sim.summarise(run, script.VARIANTS["text"], res)["flows"][0]
+    assert fl["cwnd_open_median_kb"] == 8.0
+    assert fl["cwnd_median_kb"] > fl["cwnd_open_median_kb"]
+
+
 def test_unmapped_run_refused_in_one_line(tmp_path):
     with pytest.raises(Unmapped, match="Linux's Vegas .exact arithmetic"):
         script.build(small(tmp_path).run("vegas_linux", "full", 0), script.VARIANTS["text"])

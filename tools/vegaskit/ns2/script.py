@@ -160,7 +160,10 @@ def _measure(run: Run, variant: Variant, names: list[str], ours: list[bool]) -> 
          "  global ns links hist flows cw",
          "  foreach l $links { global qm_$l; lappend hist($l) [[set qm_$l] set pkts_] }",
          "  set t [$ns now]",
-         "  foreach i $flows { global tcp$i; lappend cw($i) \"\\[$t, [[set tcp$i] set cwnd_]\\]\" }",
+         # with dupacks_: the agents' cwnd_ grows by a packet per duplicate ACK in
+         # fast recovery (tcp-vegas.cc, tcp-newreno.cc), where Linux's PRR lowers it
+         "  foreach i $flows { global tcp$i; set a [set tcp$i]",
+         "    lappend cw($i) \"\\[$t, [$a set cwnd_], [$a set dupacks_]\\]\" }",
          f"  $ns at [expr {{[$ns now] + {SAMPLE_S}}}] sample",
          "}",
          "$ns at 0 sample"]

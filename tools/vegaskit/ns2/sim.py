@@ -72,10 +72,15 @@ def summarise(run: Run, variant: script.Variant, res: dict) -> dict:
         end = min(end, t_end)
         # the window over the second half of the flow's life, as the testbed's cwnd_median_kb
         half = f.start + (end - f.start) / 2
-        cw = [c for t, c in got["cwnd"] if half <= t <= end]
+        samples = [(c, d) for t, c, d in got["cwnd"] if half <= t <= end]
+        cw = [c for c, _ in samples]
+        # outside fast recovery: no duplicate ACK outstanding, so no inflation in cwnd_
+        cw_open = [c for c, d in samples if d == 0]
         flows.append({"flow": f.index, "label": f.label, "cc": f.cc, "start_s": f.start,
                       "cwnd_median_kb": round(metrics.percentile(cw, 50) * m["size"] / 1000, 1)
                       if cw else None,
+                      "cwnd_open_median_kb": round(metrics.percentile(cw_open, 50) * m["size"]
+                                                   / 1000, 1) if cw_open else None,
                       "end_s": round(end, 3), "bytes": nbytes,
                       "avg_bps": round(nbytes * 8 / max(end - f.start, 1e-9)),
                       "retransmits": int(got["retx"]), "data_packets": int(got["data"]),

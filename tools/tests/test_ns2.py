@@ -138,8 +138,8 @@ def test_window_outside_fast_recovery_leaves_out_the_inflated_samples(tmp_path):
     run = small(tmp_path).run("reno", "full", 0)
     start = run.flows[0].start
     # second half of a 10 s life: 10 samples at 8 packets, 12 inflated to 20 (dupacks 3..14)
-    cwnd = [[start + 5 + i * 0.3, 8, 0] for i in range(10)] + \
-           [[start + 8 + i * 0.15, 20, 3 + i] for i in range(12)]
+    cwnd = [[start + 5 + i * 0.3, 8, 0, 7] for i in range(10)] + \
+           [[start + 8 + i * 0.15, 20, 3 + i, 7] for i in range(12)]
     res = {"t_end": start + 10, "meta": {"flows": [{"size": 1000, "stop": None}]},
            "flows": [{"done": start + 10, "ack": 999, "cwnd": cwnd, "retx": 1, "data": 1001}],
            "links": {"bottleneck": {"samples": [0], "sum": 0.0, "drops": 1,
@@ -147,6 +147,7 @@ def test_window_outside_fast_recovery_leaves_out_the_inflated_samples(tmp_path):
     fl = sim.summarise(run, script.VARIANTS["text"], res)["flows"][0]
     assert fl["cwnd_open_median_kb"] == 8.0
     assert fl["cwnd_median_kb"] > fl["cwnd_open_median_kb"]
+    assert fl["outstanding_median_pkts"] == 7
 
 
 def test_unmapped_run_refused_in_one_line(tmp_path):

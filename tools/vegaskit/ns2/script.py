@@ -161,9 +161,11 @@ def _measure(run: Run, variant: Variant, names: list[str], ours: list[bool]) -> 
          "  foreach l $links { global qm_$l; lappend hist($l) [[set qm_$l] set pkts_] }",
          "  set t [$ns now]",
          # with dupacks_: the agents' cwnd_ grows by a packet per duplicate ACK in
-         # fast recovery (tcp-vegas.cc, tcp-newreno.cc), where Linux's PRR lowers it
+         # fast recovery (tcp-vegas.cc, tcp-newreno.cc), where Linux's PRR lowers it;
+         # and what is outstanding (highest sent less highest ACKed), which cwnd_ may pass
          "  foreach i $flows { global tcp$i; set a [set tcp$i]",
-         "    lappend cw($i) \"\\[$t, [$a set cwnd_], [$a set dupacks_]\\]\" }",
+         "    lappend cw($i) \"\\[$t, [$a set cwnd_], [$a set dupacks_],"
+         " [expr {[$a set maxseq_] - [$a set ack_]}]\\]\" }",
          f"  $ns at [expr {{[$ns now] + {SAMPLE_S}}}] sample",
          "}",
          "$ns at 0 sample"]

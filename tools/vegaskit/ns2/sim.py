@@ -72,15 +72,18 @@ def summarise(run: Run, variant: script.Variant, res: dict) -> dict:
         end = min(end, t_end)
         # the window over the second half of the flow's life, as the testbed's cwnd_median_kb
         half = f.start + (end - f.start) / 2
-        samples = [(c, d) for t, c, d in got["cwnd"] if half <= t <= end]
-        cw = [c for c, _ in samples]
+        samples = [(c, d, o) for t, c, d, o in got["cwnd"] if half <= t <= end]
+        cw = [c for c, _, _ in samples]
         # outside fast recovery: no duplicate ACK outstanding, so no inflation in cwnd_
-        cw_open = [c for c, d in samples if d == 0]
+        cw_open = [c for c, d, _ in samples if d == 0]
+        outstanding = [o for _, _, o in samples]
         flows.append({"flow": f.index, "label": f.label, "cc": f.cc, "start_s": f.start,
                       "cwnd_median_kb": round(metrics.percentile(cw, 50) * m["size"] / 1000, 1)
                       if cw else None,
                       "cwnd_open_median_kb": round(metrics.percentile(cw_open, 50) * m["size"]
                                                    / 1000, 1) if cw_open else None,
+                      "outstanding_median_pkts": metrics.percentile(outstanding, 50)
+                      if outstanding else None,
                       "end_s": round(end, 3), "bytes": nbytes,
                       "avg_bps": round(nbytes * 8 / max(end - f.start, 1e-9)),
                       "retransmits": int(got["retx"]), "data_packets": int(got["data"]),

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from vegaskit import paths
-from vegaskit.ns2 import agents, script, sim
+from vegaskit.ns2 import agents, report, script, sim
 from vegaskit.ns2.agents import Unmapped
 from vegaskit.testbed.scenario import Scenario
 
@@ -148,6 +148,16 @@ def test_window_outside_fast_recovery_leaves_out_the_inflated_samples(tmp_path):
     assert fl["cwnd_open_median_kb"] == 8.0
     assert fl["cwnd_median_kb"] > fl["cwnd_open_median_kb"]
     assert fl["outstanding_median_pkts"] == 7
+
+
+def test_report_tabulates_the_windows_only_where_summaries_carry_them():
+    def sm(run, variant, **fl):
+        return {"run": run, "variant": variant, "flows": [{"cwnd_median_kb": 20.0, **fl}]}
+    new = dict(cwnd_open_median_kb=18.0, outstanding_median_pkts=12)
+    lines = report._windows([sm("eq20", "text", **new)] * 6 + [sm("reno", "text")], ["text"])
+    rows = [ln for ln in lines if ln.startswith("| eq20 ") or ln.startswith("| reno ")]
+    assert rows == ["| eq20 | text | 20 [20, 20] (6) | 18 [18, 18] (6) | 12 [12, 12] (6) |"]
+    assert report._windows([sm("reno", "text")], ["text"]) == []
 
 
 def test_unmapped_run_refused_in_one_line(tmp_path):

@@ -82,6 +82,7 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
                 f"{interval(figures.summarise([sm['utilisation'] for sm in sms]))} | "
                 f"{interval(figures.summarise(comp)) if any(c is not None for c in comp) else '-'} |")
     out.append("")
+    out += _windows(summaries, variants)
     out += _decisions(summaries, variants)
     if pending:
         out += [f"**Not replayed yet**, though their agents exist: {', '.join(f'`{r}`' for r in pending)}"
@@ -91,6 +92,30 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
         out += [f"- `{r}`: {why}" for r, why in sorted(unmapped.items())]
         out.append("")
     return out
+
+
+def _windows(summaries: list[dict], variants: list[str]) -> list[str]:
+    """The first flow's window three ways (sim.summarise, docs/DESIGN.md §7.2), where the
+    summaries carry them: over every sample, outside fast recovery, and what it had
+    outstanding; its median over the repetitions, with intervals."""
+    rows = []
+    for run in sorted({sm["run"] for sm in summaries}):
+        for v in variants:
+            fls = [sm["flows"][0] for sm in summaries if sm["run"] == run and sm["variant"] == v
+                   and sm["flows"][0].get("outstanding_median_pkts") is not None]
+            if not fls:
+                continue
+            cells = [interval(figures.summarise([fl[k] for fl in fls]))
+                     for k in ("cwnd_median_kb", "cwnd_open_median_kb", "outstanding_median_pkts")]
+            rows.append(f"| {run} | {v} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return ["The first flow's window over the second half of its life (medians over the "
+            "repetitions, with intervals): cwnd_ over every sample, over the samples with no "
+            "duplicate ACK outstanding (outside fast recovery, where the agents inflate it), "
+            "and what it had outstanding (maxseq_ less ack_):", "",
+            "| run | variant | window (kB) | outside fast recovery (kB) | outstanding (pkts) |",
+            "|---|---|---|---|---|", *rows, ""]
 
 
 def _decisions(summaries: list[dict], variants: list[str]) -> list[str]:

@@ -6,19 +6,9 @@ import pytest
 
 from vegaskit.testbed import report
 from vegaskit.testbed.scenario import Scenario, ScenarioError
-from vegaskit.testing.summaries import minimal_summary
+from vegaskit.testing.summaries import SCENARIO, minimal_summary
 
-TEXT = """
-name = "t"
-duration = 20
-[links]
-bottleneck = { rate = "5M", rtt_ms = 4 }
-[[flows]]
-cc = "reno"
-[runs]
-reno = {}
-[profiles.full]
-reps = 6
+TEXT = SCENARIO + """
 [profiles.onset]
 duration = 5
 diagnostic = "The first five seconds, traced."

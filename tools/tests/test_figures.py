@@ -36,6 +36,19 @@ def test_metrics_are_lifetime_averages_and_the_deepest_queue():
         figures.metric(sm, "ratio:bpf_vegas/reno")
 
 
+def test_egress_queue_is_the_flows_egress_links_averaged_and_none_without_them():
+    sm = summary("vegas", 0, 100_000, 400_000)
+    for i, fl in enumerate(sm["flows"], 1):
+        fl["flow"] = i
+    assert figures.metric(sm, "egress_queue") is None         # direct edges: no dN link
+    sm["links"]["d1"] = {"queue_mean_pkts": 6.0}
+    assert figures.metric(sm, "egress_queue") is None         # one flow's link unknown
+    sm["links"]["d2"] = {"queue_mean_pkts": 1.0}
+    assert figures.metric(sm, "egress_queue") == 3.5
+    figures.validate({"figures": [{"id": "q", "run": "vegas", "metric": "egress_queue",
+                                   "value": 1.0}]})
+
+
 def test_a_figure_is_reproduced_when_inside_the_interval_of_six():
     sms = [summary("vegas", r, 100_000 + 10_000 * r, 500_000) for r in range(6)]
     paper = {"figures": [{"id": "in", "run": "vegas", "metric": "throughput:S1", "value": 140_000},

@@ -152,11 +152,16 @@ def test_window_outside_fast_recovery_leaves_out_the_inflated_samples(tmp_path):
 
 def test_report_tabulates_the_windows_only_where_summaries_carry_them():
     def sm(run, variant, **fl):
-        return {"run": run, "variant": variant, "flows": [{"cwnd_median_kb": 20.0, **fl}]}
+        flows = [{"flow": 1, "avg_bps": 1, "cwnd_median_kb": 20.0, **fl},
+                 {"flow": 2, "avg_bps": 1}]
+        return {"run": run, "variant": variant, "flows": flows,
+                "links": {"d1": {"queue_mean_pkts": 5.0}, "d2": {"queue_mean_pkts": 2.0}}}
     new = dict(cwnd_open_median_kb=18.0, outstanding_median_pkts=12)
     lines = report._windows([sm("eq20", "text", **new)] * 6 + [sm("reno", "text")], ["text"])
     rows = [ln for ln in lines if ln.startswith("| eq20 ") or ln.startswith("| reno ")]
-    assert rows == ["| eq20 | text | 20 [20, 20] (6) | 18 [18, 18] (6) | 12 [12, 12] (6) |"]
+    # the egress column: the flows' egress queues (5 and 2 packets) averaged
+    assert rows == ["| eq20 | text | 20 [20, 20] (6) | 18 [18, 18] (6) | 12 [12, 12] (6) "
+                    "| 3.5 [3.5, 3.5] (6) |"]
     assert report._windows([sm("reno", "text")], ["text"]) == []
 
 
@@ -267,3 +272,29 @@ def test_random_loss_reaches_the_link(tmp_path):
                                'bottleneck = { rate = "1M", rtt_ms = 40, loss = 0.02 }'))
     sm = sim.simulate(Scenario.load(p).run("vegas", "full", 0), script.VARIANTS["text"])
     assert sm["retransmits"] > 0 and sm["flows"][0]["bytes"] == 1_000_000
+
+
+def test_a_diagnostic_variant_runs_only_when_named_and_only_where_it_changes_something(tmp_path):
+    quarter = script.VARIANTS["newreno_quarter"]
+    assert "newreno_quarter" not in script.DEFAULT and "linux_like" in script.DEFAULT
+    s = small(tmp_path)
+    reno, vegas = (script.agents(s.run(r, "full", 0)) for r in ("reno", "vegas"))
+    assert quarter.changes(reno) and not quarter.changes(vegas)
+    assert script.VARIANTS["text"].changes(vegas)
+
+
+def test_newreno_quarter_reaches_newreno_in_ns2(tmp_path):
+    """NewReno's cut (decrease_num_) set by the variant: after its first loss, which
+    halves (tcp.cc slowdown), a loss leaves 3/4 of the window, so its window over the
+    second half is larger than under linux_like, whose every cut halves."""
+    # 5 MB through a 10-packet buffer: losses in congestion avoidance, not only the
+    # first (which halves under either) and timeouts (which halve too)
+    p = tmp_path / "ns2_small.toml"
+    p.write_text(SMALL.replace("bytes = 1_000_000", "bytes = 5_000_000")
+                 .replace('rtt_ms = 40 }', 'rtt_ms = 40, buffer = 10 }'))
+    run = Scenario.load(p).run("reno", "full", 0)
+    text = script.build(run, script.VARIANTS["newreno_quarter"])
+    assert "Agent/TCP/Newreno set decrease_num_ 0.75" in text
+    half, quarter = (sim.simulate(run, script.VARIANTS[v]) for v in ("linux_like", "newreno_quarter"))
+    assert half["flows"][0]["retransmits"] > 0          # it met losses
+    assert quarter["flows"][0]["cwnd_median_kb"] > half["flows"][0]["cwnd_median_kb"]

@@ -9,7 +9,7 @@ import pytest
 from vegaskit.cli import results
 from vegaskit.testbed.iperf import FlowFailed
 from vegaskit.testbed.scenario import Scenario
-from vegaskit.testing.summaries import minimal_summary
+from vegaskit.testing.summaries import SCENARIO, minimal_summary
 
 
 class Scen:
@@ -53,18 +53,7 @@ def test_a_second_failure_or_another_kind_stops_the_batch(monkeypatch, tmp_path,
 
 def test_the_report_names_the_repetitions_made_again():
     from vegaskit.testbed import report
-    scenario = Scenario.parse("""
-name = "t"
-duration = 20
-[links]
-bottleneck = { rate = "5M", rtt_ms = 4 }
-[[flows]]
-cc = "reno"
-[runs]
-reno = {}
-[profiles.full]
-reps = 6
-""")
+    scenario = Scenario.parse(SCENARIO)
     sm = minimal_summary(rep=3, made_again_after="iperf3 (reno) failed: control socket has "
                                                  "closed unexpectedly")
     text = report.render(scenario, "full", [sm], "make results")

@@ -22,6 +22,9 @@ over its lifetime, the statistic of the papers' tables:
     jain                 Jain's index of the lifetime averages
     std                  sample standard deviation of the lifetime averages
     queue_mean, queue_p95, delay_p95_ms   on the link where the queue is deepest
+    egress_queue         the flows' own egress links (R2-Di): their mean queues, averaged
+                         over the flows, packets (a flow held up by its egress link
+                         queues there, not at the bottleneck)
     retransmits          all flows
     completion:S1        a file transfer's completion time, s
     cwnd:S1              the sender's window, median over the flow's second half, kB
@@ -90,6 +93,10 @@ def metric(summary: dict, name: str, subst: dict | None = None) -> float | None:
         return deep.get("queue_p95_pkts", summary["queue_p95_pkts"])
     if kind == "delay_p95_ms":
         return deep.get("queue_delay_p95_ms", summary.get("queue_delay_p95_ms"))
+    if kind == "egress_queue":
+        links = summary.get("links", {})
+        qs = [links.get(f"d{fl.get('flow')}", {}).get("queue_mean_pkts") for fl in flows]
+        return statistics.fmean(qs) if None not in qs else None   # direct edges: none
     if kind == "retransmits":
         return float(summary["retransmits"])
     if kind == "utilisation":
@@ -205,7 +212,7 @@ def validate(paper: dict) -> None:
 
 
 KINDS = {"throughput", "completion", "cwnd", "ratio", "jain", "std", "queue_mean", "queue_p95",
-         "delay_p95_ms", "retransmits", "utilisation"}
+         "delay_p95_ms", "egress_queue", "retransmits", "utilisation"}
 
 
 def _check_metric(name, what: str) -> None:

@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("scenarios", nargs="*", type=Path)
     ap.add_argument("--profile", default="full")
     ap.add_argument("--variant", action="append", dest="variants",
-                    help=f"one of {', '.join(script.VARIANTS)} (repeatable; default all)")
+                    help=f"one of {', '.join(script.VARIANTS)} (repeatable; default "
+                         f"{', '.join(script.DEFAULT)})")
     ap.add_argument("--reps", type=int, help="repetitions (default: the profile's)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--rerender", action="store_true",
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", dest="out", type=Path, default=paths.RESULTS,
                     help="results directory: ns-2's go to OUT/ns2, Linux's are read from OUT")
     a = ap.parse_args(argv)
-    variants = a.variants or list(script.VARIANTS)
+    variants = a.variants or script.DEFAULT
     bad = [v for v in variants if v not in script.VARIANTS]
     if bad:
         print(f"ns2: no variant {bad[0]!r} (variants: {', '.join(script.VARIANTS)})",
@@ -159,7 +160,8 @@ def write_report(results: Path, profile: str, named: list[Path]) -> Path:
 
 def simulate_all(s: Scenario, todo: list, variants: list[str], profile: str,
                  jobs: int) -> list[dict]:
-    jobs_ = [(str(s.path), run, profile, rep, v) for run, rep in todo for v in variants]
+    jobs_ = [(str(s.path), run, profile, rep, v) for run, rep in todo for v in variants
+             if script.VARIANTS[v].changes(script.agents(s.run(run, profile)))]
     with cf.ProcessPoolExecutor(max_workers=jobs, initializer=_die_with_parent,
                                 initargs=(os.getpid(),)) as pool:
         done = list(pool.map(_one, *zip(*jobs_))) if jobs_ else []

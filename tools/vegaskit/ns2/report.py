@@ -47,6 +47,9 @@ def _replayed_ids(scenario, runs: set[str]) -> list[str]:
 def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir: Path,
             variants: list[str], pending: list[str] = (), rerun: str = "") -> list[str]:
     runs = {sm["run"] for sm in summaries}
+    all_variants = variants
+    # a diagnostic variant replays only the runs it changes: no paper figure rests on it
+    variants = [v for v in variants if not VARIANTS[v].diagnostic]
     by_variant = {v: {r["id"]: r for r in figures.evaluate(
         scenario.paper, [sm for sm in summaries if sm["variant"] == v], scenario.doc["runs"])}
         for v in variants}
@@ -72,8 +75,10 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
     out += ["| run | variant | queue mean (pkts) | bottleneck drops | retransmitted | "
             "utilisation | completion (s) |", "|---|---|---|---|---|---|---|"]
     for run in sorted(runs):
-        for v in variants:
+        for v in all_variants:
             sms = [sm for sm in summaries if sm["run"] == run and sm["variant"] == v]
+            if not sms:         # a diagnostic variant replays only the runs it changes
+                continue
             comp = [fl["completion_s"] for sm in sms for fl in sm["flows"][:1]]
             out.append(
                 f"| {run} | {v} | {interval(figures.summarise([sm['queue_mean_pkts'] for sm in sms]))} | "
@@ -82,8 +87,8 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
                 f"{interval(figures.summarise([sm['utilisation'] for sm in sms]))} | "
                 f"{interval(figures.summarise(comp)) if any(c is not None for c in comp) else '-'} |")
     out.append("")
-    out += _windows(summaries, variants)
-    out += _decisions(summaries, variants)
+    out += _windows(summaries, all_variants)
+    out += _decisions(summaries, all_variants)
     if pending:
         out += [f"**Not replayed yet**, though their agents exist: {', '.join(f'`{r}`' for r in pending)}"
                 f" (`{rerun}` replays them); the figures above leave them out.", ""]
@@ -101,21 +106,27 @@ def _windows(summaries: list[dict], variants: list[str]) -> list[str]:
     rows = []
     for run in sorted({sm["run"] for sm in summaries}):
         for v in variants:
-            fls = [sm["flows"][0] for sm in summaries if sm["run"] == run and sm["variant"] == v
+            sms = [sm for sm in summaries if sm["run"] == run and sm["variant"] == v
                    and sm["flows"][0].get("outstanding_median_pkts") is not None]
-            if not fls:
+            if not sms:
                 continue
-            cells = [interval(figures.summarise([fl[k] for fl in fls]))
+            cells = [interval(figures.summarise([sm["flows"][0][k] for sm in sms]))
                      for k in ("cwnd_median_kb", "cwnd_open_median_kb", "outstanding_median_pkts")]
+            egress = [figures.metric(sm, "egress_queue") for sm in sms]
+            cells.append("-" if None in egress else interval(figures.summarise(egress)))
             rows.append(f"| {run} | {v} | " + " | ".join(cells) + " |")
     if not rows:
         return []
     return ["The first flow's window over the second half of its life (medians over the "
             "repetitions, with intervals): cwnd_ over every sample, over the samples with no "
             "duplicate ACK outstanding (outside fast recovery, where the agents inflate it), "
-            "and what it had outstanding (maxseq_ less ack_):", "",
-            "| run | variant | window (kB) | outside fast recovery (kB) | outstanding (pkts) |",
-            "|---|---|---|---|---|", *rows, ""]
+            "and what it had outstanding (maxseq_ less ack_); beside them, the flows' egress "
+            "links' mean queues, averaged over the flows (a flow held up by its own egress "
+            "link keeps its packets there, not at the bottleneck; Linux's report has the same "
+            "column):", "",
+            "| run | variant | window (kB) | outside fast recovery (kB) | outstanding (pkts) | "
+            "flows' egress queues, mean (pkts) |",
+            "|---|---|---|---|---|---|", *rows, ""]
 
 
 def _decisions(summaries: list[dict], variants: list[str]) -> list[str]:

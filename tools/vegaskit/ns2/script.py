@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from vegaskit.testbed.scenario import LinkSpec, Run
 
-from .agents import OWN_VARIABLES, Agent, Unmapped, agent_for
+from .agents import NEWRENO, OWN_VARIABLES, Agent, Unmapped, agent_for
 
 SAMPLE_S = 0.01     # queue samples for the p95
 POLL_S = 0.001      # how often file transfers are checked for completion
@@ -33,6 +33,14 @@ class Variant:
     delay_factor: float = 0.5   # a link's one-way delay_ = factor x the scenario's rtt_ms
     delack: bool = False        # TCPSink/DelAck instead of an ACK a packet
     window_init: int = 2        # Agent/TCP windowInit_: the initial window, packets
+    newreno_cut: float = 0.5    # Agent/TCP/Newreno decrease_num_: the window a loss leaves
+    # a diagnostic variant asks a question of ours: it replays only when named
+    # (make ns2 NS2_VARIANTS=...), and only the runs it changes
+    diagnostic: bool = False
+
+    def changes(self, agents: list[Agent]) -> bool:
+        """Whether a run with these agents differs under this variant from linux_like."""
+        return not self.diagnostic or any(ag == NEWRENO for ag in agents)
 
 
 VARIANTS = {v.name: v for v in (
@@ -46,7 +54,12 @@ VARIANTS = {v.name: v for v in (
     Variant("linux_like", "Linux's settings in ns-2: an open window, 1,448-byte segments, "
             "delayed ACKs (TCPSink/DelAck), an initial window of 10", window=10000,
             packet_size=1448, delack=True, window_init=10),
+    Variant("newreno_quarter", "as linux_like, with NewReno cutting its window by a quarter "
+            "on a loss (decrease_num_ 0.75), as ns-2's Vegas agent does (tcp-vegas.cc): "
+            "a diagnostic of alpha_beta_sweep's windows (its notes)", window=10000,
+            packet_size=1448, delack=True, window_init=10, newreno_cut=0.75, diagnostic=True),
 )}
+DEFAULT = [name for name, v in VARIANTS.items() if not v.diagnostic]
 
 
 def size(flow, variant: Variant) -> int:
@@ -90,6 +103,7 @@ def build(run: Run, variant: Variant) -> str:
          f"Agent/TCP set window_ {variant.window}",
          f"Agent/TCP set packetSize_ {variant.packet_size}",
          f"Agent/TCP set windowInit_ {variant.window_init}",
+         f"Agent/TCP/Newreno set decrease_num_ {variant.newreno_cut}",
          "set null [new Agent/Null]",
          "foreach n {r1 r2} { set $n [$ns node] }"]
     for f in run.flows:

@@ -66,8 +66,8 @@ def _run_tables(summaries: list[dict]) -> list[str]:
     for sm in summaries:
         by_run.setdefault(sm["run"], []).append(sm)
     out = ["| run | flow | cc | start (s) | lifetime mean (bit/s) | second half (bit/s) | "
-           "retx | completion (s) | RTT min (ms) | RTT p95 (ms) |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "retx | completion (s) | RTT min (ms) | RTT p95 (ms) | window, 2nd half (kB) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for run, sms in by_run.items():
         for i, fl in enumerate(sms[0]["flows"]):
             col = lambda k: figures.summarise([sm["flows"][i][k] for sm in sms])  # noqa: E731
@@ -78,10 +78,12 @@ def _run_tables(summaries: list[dict]) -> list[str]:
                        f"{num(_med(sm['flows'][i]['retransmits'] for sm in sms))} | "
                        f"{interval(col('completion_s')) if fl['completion_s'] is not None else '-'} | "
                        f"{rtt_min} | "
-                       f"{num(_med(sm['flows'][i]['rtt_p95_ms'] for sm in sms))} |")
+                       f"{num(_med(sm['flows'][i]['rtt_p95_ms'] for sm in sms))} | "
+                       f"{interval(figures.summarise([sm['flows'][i].get('cwnd_median_kb') for sm in sms]))} |")
     out += ["", "| run | Jain, lifetime | Jain, 2nd half | inter-protocol ratio, lifetime | "
             "utilisation | deepest queue: link, mean, p95 (pkts), delay p95 (ms) | "
-            "bottleneck queue mean (pkts) | loss at bottleneck |", "|---|---|---|---|---|---|---|---|"]
+            "bottleneck queue mean (pkts) | flows' egress queues, mean (pkts) | loss at bottleneck |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for run, sms in by_run.items():
         ratios = sorted({k for sm in sms for k in sm.get("inter_protocol_ratio_lifetime", {})})
         ratio = "; ".join(f"{k} {interval(figures.summarise([sm['inter_protocol_ratio_lifetime'].get(k) for sm in sms]))}"
@@ -95,8 +97,15 @@ def _run_tables(summaries: list[dict]) -> list[str]:
                    f"{link}: {interval(deep('queue_mean_pkts'))}, {num(_med(deep('queue_p95_pkts').get('values', [])))}, "
                    f"{num(_med(deep('queue_delay_p95_ms').get('values', [])))} | "
                    f"{interval(figures.summarise([sm['queue_mean_pkts'] for sm in sms]))} | "
+                   f"{_egress(sms)} | "
                    f"{num(_med(sm['bottleneck_loss_rate'] for sm in sms))} |")
     return out + _arrival_rows(by_run)
+
+
+def _egress(sms: list[dict]) -> str:
+    """The flows' egress queues (figures' egress_queue), '-' where a path has none."""
+    qs = [figures.metric(sm, "egress_queue") for sm in sms]
+    return "-" if None in qs else interval(figures.summarise(qs))
 
 
 def _arrival_rows(by_run: dict[str, list[dict]]) -> list[str]:

@@ -1,7 +1,21 @@
 """The smallest repetition summary (summary.json's shape) that report.render
-accepts for a one-flow reno run on a 5 Mbit/s, 4 ms bottleneck, written once for
-the report tests; a test names only the keys it is about."""
+accepts for a one-flow reno run on a 5 Mbit/s, 4 ms bottleneck, and the scenario
+it is a run of, written once for the report tests; a test names only the keys it
+is about, and may append tables to the scenario."""
 from __future__ import annotations
+
+SCENARIO = """
+name = "t"
+duration = 20
+[links]
+bottleneck = { rate = "5M", rtt_ms = 4 }
+[[flows]]
+cc = "reno"
+[runs]
+reno = {}
+[profiles.full]
+reps = 6
+"""
 
 
 def minimal_summary(**over) -> dict:

@@ -298,3 +298,18 @@ def test_newreno_quarter_reaches_newreno_in_ns2(tmp_path):
     half, quarter = (sim.simulate(run, script.VARIANTS[v]) for v in ("linux_like", "newreno_quarter"))
     assert half["flows"][0]["retransmits"] > 0          # it met losses
     assert quarter["flows"][0]["cwnd_median_kb"] > half["flows"][0]["cwnd_median_kb"]
+
+
+def test_report_lists_the_per_rep_runs_repetition_by_repetition():
+    def sm(run, rep, bps, alpha=None):
+        fl = {"label": "S1 vk", "avg_bps": bps}
+        if alpha is not None:
+            fl["decisions"] = {"alpha_mean": alpha}
+        return {"run": run, "variant": "text", "rep": rep, "flows": [fl]}
+    sms = [sm("vegas_a", 1, 2000, 1.5), sm("vegas_a", 0, 1000, 1.0), sm("reno", 0, 5)]
+    lines = report._per_rep(sms, ["text"], ["vegas_a"])
+    rows = [ln for ln in lines if ln.startswith("| vegas_a ")]
+    assert rows == ["| vegas_a | text | 0 | S1 1,000 | S1 1 |",
+                    "| vegas_a | text | 1 | S1 2,000 | S1 1.5 |"]
+    assert not any(ln.startswith("| reno ") for ln in lines)    # not listed
+    assert report._per_rep(sms, ["text"], []) == []

@@ -89,6 +89,7 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
     out.append("")
     out += _windows(summaries, all_variants)
     out += _decisions(summaries, all_variants)
+    out += _per_rep(summaries, all_variants, scenario.doc.get("report", {}).get("per_rep", []))
     if pending:
         out += [f"**Not replayed yet**, though their agents exist: {', '.join(f'`{r}`' for r in pending)}"
                 f" (`{rerun}` replays them); the figures above leave them out.", ""]
@@ -150,6 +151,32 @@ def _decisions(summaries: list[dict], variants: list[str]) -> list[str]:
             "repetition, with intervals), and the largest alpha any flow reached:", "",
             "| run | variant | flows | hold | inc | inc_adapt | dec_adapt | alpha mean | "
             "alpha peak |", "|---|---|---|---|---|---|---|---|---|", *rows, ""]
+
+
+def _per_rep(summaries: list[dict], variants: list[str], runs: list[str]) -> list[str]:
+    """Repetition by repetition, for the runs the scenario lists ([report] per_rep, as
+    Linux's report does): each flow's lifetime mean and, for our agents, alpha's
+    time-weighted mean, where the repetitions of a run split."""
+    rows = []
+    for run in runs:
+        for v in variants:
+            for sm in sorted((sm for sm in summaries if sm["run"] == run and sm["variant"] == v),
+                             key=lambda x: x["rep"]):
+                fls = sm["flows"]
+                alpha = "; ".join(f"{fl['label'].split(' ')[0]} {num(fl['decisions']['alpha_mean'])}"
+                                  for fl in fls if "decisions" in fl) or "-"
+                rows.append(f"| {run} | {v} | {sm['rep']} | "
+                            + "; ".join(f"{fl['label'].split(' ')[0]} {num(fl['avg_bps'])}"
+                                        for fl in fls) + f" | {alpha} |")
+    if not rows:
+        return []
+    return ["<details><summary>Repetition by repetition: " + ", ".join(
+            r for r in runs if any(sm["run"] == r for sm in summaries))
+            + "</summary>", "",
+            "Each flow's lifetime mean, and for our agents alpha's time-weighted mean, in each "
+            "repetition of the runs the scenario lists repetition by repetition:", "",
+            "| run | variant | rep | lifetime mean (bit/s) | alpha's mean |",
+            "|---|---|---|---|---|", *rows, "", "</details>", ""]
 
 
 def render(sections: list[list[str]], variants: list[str], command: str) -> str:

@@ -276,11 +276,13 @@ def test_random_loss_reaches_the_link(tmp_path):
 
 def test_a_diagnostic_variant_runs_only_when_named_and_only_where_it_changes_something(tmp_path):
     quarter = script.VARIANTS["newreno_quarter"]
-    assert "newreno_quarter" not in script.DEFAULT and "linux_like" in script.DEFAULT
+    assert {"newreno_quarter", "newreno_abc", "linux_like_ack_every"}.isdisjoint(script.DEFAULT)
+    assert "linux_like" in script.DEFAULT
     s = small(tmp_path)
     reno, vegas = (script.agents(s.run(r, "full", 0)) for r in ("reno", "vegas"))
     assert quarter.changes(reno) and not quarter.changes(vegas)
     assert script.VARIANTS["text"].changes(vegas)
+    assert script.VARIANTS["linux_like_ack_every"].changes(vegas)     # every agent's ACKs
 
 
 def test_newreno_quarter_reaches_newreno_in_ns2(tmp_path):
@@ -313,3 +315,20 @@ def test_report_lists_the_per_rep_runs_repetition_by_repetition():
                     "| vegas_a | text | 1 | S1 2,000 | S1 1.5 |"]
     assert not any(ln.startswith("| reno ") for ln in lines)    # not listed
     assert report._per_rep(sms, ["text"], []) == []
+
+
+def test_newreno_abc_reaches_newreno_in_ns2(tmp_path):
+    """NewReno's growth (increase_num_) set by the variant: with two packets a round
+    where linux_like adds one, the same file meets its buffer's limit more often."""
+    p = tmp_path / "ns2_small.toml"
+    p.write_text(SMALL.replace("bytes = 1_000_000", "bytes = 5_000_000")
+                 .replace('rtt_ms = 40 }', 'rtt_ms = 40, buffer = 10 }'))
+    run = Scenario.load(p).run("reno", "full", 0)
+    assert "Agent/TCP/Newreno set increase_num_ 2.0" in \
+        script.build(run, script.VARIANTS["newreno_abc"])
+    one, two = (sim.simulate(run, script.VARIANTS[v]) for v in ("linux_like", "newreno_abc"))
+    assert two["bottleneck_drops"] > one["bottleneck_drops"] > 0
+    # the loss rate counts the queue's arrivals, the dropped packets among them
+    arrived = one["links"]["bottleneck"]["arrivals"]
+    assert arrived > one["bottleneck_drops"]
+    assert one["bottleneck_loss_rate"] == round(one["bottleneck_drops"] / arrived, 6)

@@ -72,8 +72,8 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
         out.append("")
     else:
         out += ["No figure of the paper rests only on runs ns-2 can replay.", ""]
-    out += ["| run | variant | queue mean (pkts) | bottleneck drops | retransmitted | "
-            "utilisation | completion (s) |", "|---|---|---|---|---|---|---|"]
+    out += ["| run | variant | queue mean (pkts) | bottleneck drops | loss at bottleneck | "
+            "retransmitted | utilisation | completion (s) |", "|---|---|---|---|---|---|---|---|"]
     for run in sorted(runs):
         for v in all_variants:
             sms = [sm for sm in summaries if sm["run"] == run and sm["variant"] == v]
@@ -83,6 +83,7 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
             out.append(
                 f"| {run} | {v} | {interval(figures.summarise([sm['queue_mean_pkts'] for sm in sms]))} | "
                 f"{interval(figures.summarise([sm['bottleneck_drops'] for sm in sms]))} | "
+                f"{_loss(sms)} | "
                 f"{interval(figures.summarise([sm['retransmits'] for sm in sms]))} | "
                 f"{interval(figures.summarise([sm['utilisation'] for sm in sms]))} | "
                 f"{interval(figures.summarise(comp)) if any(c is not None for c in comp) else '-'} |")
@@ -98,6 +99,13 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
         out += [f"- `{r}`: {why}" for r, why in sorted(unmapped.items())]
         out.append("")
     return out
+
+
+def _loss(sms: list[dict]) -> str:
+    """The bottleneck's loss rate (drops over arrivals), median over the repetitions;
+    '-' for summaries from before arrivals were counted (2026-12-07)."""
+    rates = [sm.get("bottleneck_loss_rate") for sm in sms]
+    return "-" if None in rates else num(figures.summarise(rates)["median"])
 
 
 def _windows(summaries: list[dict], variants: list[str]) -> list[str]:

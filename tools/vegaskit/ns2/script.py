@@ -34,13 +34,17 @@ class Variant:
     delack: bool = False        # TCPSink/DelAck instead of an ACK a packet
     window_init: int = 2        # Agent/TCP windowInit_: the initial window, packets
     newreno_cut: float = 0.5    # Agent/TCP/Newreno decrease_num_: the window a loss leaves
+    # Agent/TCP/Newreno increase_num_: packets a round added per ACK a packet; ns-2 adds
+    # increase_num_/cwnd_ an ACK, however many packets it covers (tcp.cc opencwnd)
+    newreno_increase: float = 1.0
     # a diagnostic variant asks a question of ours: it replays only when named
     # (make ns2 NS2_VARIANTS=...), and only the runs it changes
     diagnostic: bool = False
+    newreno_only: bool = False  # a diagnostic that changes NewReno alone
 
     def changes(self, agents: list[Agent]) -> bool:
-        """Whether a run with these agents differs under this variant from linux_like."""
-        return not self.diagnostic or any(ag == NEWRENO for ag in agents)
+        """Whether a diagnostic changes a run with these agents (other variants: always)."""
+        return not self.newreno_only or any(ag == NEWRENO for ag in agents)
 
 
 VARIANTS = {v.name: v for v in (
@@ -57,7 +61,18 @@ VARIANTS = {v.name: v for v in (
     Variant("newreno_quarter", "as linux_like, with NewReno cutting its window by a quarter "
             "on a loss (decrease_num_ 0.75), as ns-2's Vegas agent does (tcp-vegas.cc): "
             "a diagnostic of alpha_beta_sweep's windows (its notes)", window=10000,
-            packet_size=1448, delack=True, window_init=10, newreno_cut=0.75, diagnostic=True),
+            packet_size=1448, delack=True, window_init=10, newreno_cut=0.75, diagnostic=True,
+            newreno_only=True),
+    Variant("newreno_abc", "as linux_like, with NewReno growing a packet a round under "
+            "delayed ACKs (increase_num_ 2), as Linux's Reno does by counting the packets "
+            "each ACK covers (RFC 3465); ns-2's grows half a packet: a diagnostic of "
+            "alpha_beta_sweep's drops (its notes)", window=10000, packet_size=1448,
+            delack=True, window_init=10, newreno_increase=2.0, diagnostic=True,
+            newreno_only=True),
+    Variant("linux_like_ack_every", "as linux_like, with an ACK a packet (TCPSink): every "
+            "agent then grows a packet a round, as Linux's Reno and Vegas do under delayed "
+            "ACKs: a diagnostic of alpha_beta_sweep's windows (its notes)", window=10000,
+            packet_size=1448, window_init=10, diagnostic=True),
 )}
 DEFAULT = [name for name, v in VARIANTS.items() if not v.diagnostic]
 
@@ -104,6 +119,7 @@ def build(run: Run, variant: Variant) -> str:
          f"Agent/TCP set packetSize_ {variant.packet_size}",
          f"Agent/TCP set windowInit_ {variant.window_init}",
          f"Agent/TCP/Newreno set decrease_num_ {variant.newreno_cut}",
+         f"Agent/TCP/Newreno set increase_num_ {variant.newreno_increase}",
          "set null [new Agent/Null]",
          "foreach n {r1 r2} { set $n [$ns node] }"]
     for f in run.flows:
@@ -224,7 +240,8 @@ def _measure(run: Run, variant: Variant, names: list[str], ours: list[bool]) -> 
           "    global qm_$l; set q [set qm_$l]",
           "    if {!$first} { append out \", \" }; set first 0",
           "    append out \"\\\"$l\\\": {\\\"sum\\\": [qsum $q $t], "
-          "\\\"drops\\\": [$q set pdrops_], \\\"dep_bytes\\\": [$q set bdepartures_], "
+          "\\\"drops\\\": [$q set pdrops_], \\\"arrivals\\\": [$q set parrivals_], "
+          "\\\"dep_bytes\\\": [$q set bdepartures_], "
           "\\\"samples\\\": \\[[join $hist($l) {, }]\\]}\"",
           "  }",
           "  append out \"}}\"",

@@ -95,6 +95,8 @@ def summarise(run: Run, variant: script.Variant, res: dict) -> dict:
         links[name] = {"queue_mean_pkts": round(q["sum"] / t_end, 2) if t_end > 0 else 0.0,
                        "queue_p95_pkts": metrics.percentile(samples, 95),
                        "drops": int(q["drops"]), "departed_bytes": int(q["dep_bytes"])}
+        if "arrivals" in q:     # packets that reached the queue, the dropped ones included
+            links[name]["arrivals"] = int(q["arrivals"])
     deepest = max(links, key=lambda n: (links[n]["queue_mean_pkts"], n == "bottleneck"))
     first = min(f.start for f in run.flows)
     span = t_end - first
@@ -107,5 +109,9 @@ def summarise(run: Run, variant: script.Variant, res: dict) -> dict:
             "queue_p95_pkts": links["bottleneck"]["queue_p95_pkts"],
             "links": links, "deepest_queue_link": deepest,
             "bottleneck_drops": links["bottleneck"]["drops"],
+            # as the testbed's: the share of the packets reaching the bottleneck it dropped
+            "bottleneck_loss_rate": round(links["bottleneck"]["drops"]
+                                          / links["bottleneck"]["arrivals"], 6)
+            if links["bottleneck"].get("arrivals") else None,
             "retransmits": sum(fl["retransmits"] for fl in flows),
             "utilisation": round(util, 4) if util is not None else None}

@@ -152,7 +152,8 @@ results: deps all
 # (ours, tools/ns2agent/) in an ns built from Debian's source. Only the deps need root.
 # Writes results/ns2/. NS2_VARIANTS="text open_window" reruns only those settings (not
 # VARIANTS: that is the BPF controllers' list above); a diagnostic variant
-# (newreno_quarter, newreno_abc, linux_like_ack_every) runs only when named there.
+# (newreno_quarter, newreno_abc, linux_like_ack_every, vegas_halve) runs only when named
+# there.
 NS2_VARIANTS ?=
 NS2_TARBALL := $(BUILD)/ns2/deb/ns2_2.35+dfsg.orig.tar.xz
 ns2: deps deps-ns2 all $(BUILD)/ns2/ns

@@ -31,6 +31,18 @@ edit tcp/tcp-vegas.cc 'v_actual_ = double(rttLen)/rtt;' \
 	's|v_actual_ = double(rttLen)/rtt;|vk_round(); &|'
 edit tcp/tcp-vegas.cc '} else { // congestion avoidance' \
 	's|} else { // congestion avoidance|} else if (vk_decide(delta, rtt)) { } else {|'
+# vk_halve_ (default 0): the agent's fast-retransmit cut at a half instead of its quarter,
+# a diagnostic of alpha_beta_sweep's windows (ns2/script.py's vegas_halve variant)
+edit tcp/tcp.h 'virtual void vk_round() {}' '/virtual void vk_round() {}/i\
+	int vk_halve_;'
+edit tcp/tcp-vegas.cc 'delay_bind_init_one("v_rtt_");' \
+	's|delay_bind_init_one("v_rtt_");|&\n\tdelay_bind_init_one("vk_halve_");|'
+edit tcp/tcp-vegas.cc '"v_rtt_", &v_rtt_, tracer)' \
+	's|^\( *\)if (delay_bind(varName, localName, "v_rtt_", &v_rtt_, tracer))|\1if (delay_bind(varName, localName, "vk_halve_", \&vk_halve_, tracer)) return TCL_OK;\n&|'
+edit tcp/tcp-vegas.cc 'win -= (win>>2);' 's|win -= (win>>2);|win -= vk_halve_ ? (win>>1) : (win>>2);|'
+edit tcl/lib/ns-default.tcl 'Agent/TCP/Vegas set v_rtt_ 0' \
+	'/Agent\/TCP\/Vegas set v_rtt_ 0/a\
+Agent/TCP/Vegas set vk_halve_ 0'
 cp "$AGENT" tcp/vk_adaptive.cc
 edit Makefile.in 'tcp/tcp-vegas.o ' 's|tcp/tcp-vegas.o |& tcp/vk_adaptive.o |'
 

@@ -276,13 +276,16 @@ def test_random_loss_reaches_the_link(tmp_path):
 
 def test_a_diagnostic_variant_runs_only_when_named_and_only_where_it_changes_something(tmp_path):
     quarter = script.VARIANTS["newreno_quarter"]
-    assert {"newreno_quarter", "newreno_abc", "linux_like_ack_every"}.isdisjoint(script.DEFAULT)
+    assert {"newreno_quarter", "newreno_abc", "linux_like_ack_every",
+            "vegas_halve"}.isdisjoint(script.DEFAULT)
     assert "linux_like" in script.DEFAULT
     s = small(tmp_path)
     reno, vegas = (script.agents(s.run(r, "full", 0)) for r in ("reno", "vegas"))
     assert quarter.changes(reno) and not quarter.changes(vegas)
     assert script.VARIANTS["text"].changes(vegas)
     assert script.VARIANTS["linux_like_ack_every"].changes(vegas)     # every agent's ACKs
+    halve = script.VARIANTS["vegas_halve"]
+    assert halve.changes(vegas) and not halve.changes(reno)
 
 
 def test_newreno_quarter_reaches_newreno_in_ns2(tmp_path):
@@ -332,3 +335,16 @@ def test_newreno_abc_reaches_newreno_in_ns2(tmp_path):
     arrived = one["links"]["bottleneck"]["arrivals"]
     assert arrived > one["bottleneck_drops"]
     assert one["bottleneck_loss_rate"] == round(one["bottleneck_drops"] / arrived, 6)
+
+
+def test_vegas_halve_sets_our_knob_and_needs_our_ns(tmp_path, monkeypatch):
+    """vk_halve_ is bound only in the ns make ns2 builds (tools/ns2agent/build.sh; ns2/check.py
+    checks there that it reaches the agent): the variant sets it, no other does, and a run
+    under it asks for our ns even when its agents are Debian's."""
+    run = small(tmp_path).run("vegas", "full", 0)
+    assert "Agent/TCP/Vegas set vk_halve_ 1" in script.build(run, script.VARIANTS["vegas_halve"])
+    assert "vk_halve_" not in script.build(run, script.VARIANTS["linux_like"])
+    monkeypatch.setattr(sim, "BUILT", tmp_path / "no-ns")
+    with pytest.raises(RuntimeError, match="make ns2 builds it"):
+        sim.simulate(run, script.VARIANTS["vegas_halve"])
+    assert sim.simulate(run, script.VARIANTS["linux_like"])["flows"][0]["retransmits"] >= 0

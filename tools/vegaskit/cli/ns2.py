@@ -102,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out = a.out / "ns2"
     try:
-        if not a.rerender and any(ours for *_, ours in plans):
+        # our ns serves our agents and our agents' knobs (a variant's vk_halve_)
+        if not a.rerender and (any(ours for *_, ours in plans)
+                               or any(script.VARIANTS[v].vegas_halve for v in variants)):
             if not sim.BUILT.exists():
                 raise RuntimeError(f"{sim.BUILT} is not built: make ns2 builds it")
             check.run()

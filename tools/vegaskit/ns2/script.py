@@ -37,14 +37,22 @@ class Variant:
     # Agent/TCP/Newreno increase_num_: packets a round added per ACK a packet; ns-2 adds
     # increase_num_/cwnd_ an ACK, however many packets it covers (tcp.cc opencwnd)
     newreno_increase: float = 1.0
+    # the Vegas agents' fast-retransmit cut at a half, not a quarter: vk_halve_, which
+    # only the ns make ns2 builds binds (tools/ns2agent/build.sh)
+    vegas_halve: bool = False
     # a diagnostic variant asks a question of ours: it replays only when named
-    # (make ns2 NS2_VARIANTS=...), and only the runs it changes
+    # (make ns2 NS2_VARIANTS=...), and only the runs it changes: those with an agent of
+    # the kind it names ("newreno", "vegas": ns-2's Vegas agent and ours built on it)
     diagnostic: bool = False
-    newreno_only: bool = False  # a diagnostic that changes NewReno alone
+    affects: str = "all"
 
     def changes(self, agents: list[Agent]) -> bool:
-        """Whether a diagnostic changes a run with these agents (other variants: always)."""
-        return not self.newreno_only or any(ag == NEWRENO for ag in agents)
+        """Whether this variant changes a run with these agents (a default one: always)."""
+        if self.affects == "newreno":
+            return any(ag == NEWRENO for ag in agents)
+        if self.affects == "vegas":
+            return any(ag.tcl_class.startswith("Agent/TCP/Vegas") for ag in agents)
+        return True
 
 
 VARIANTS = {v.name: v for v in (
@@ -62,17 +70,22 @@ VARIANTS = {v.name: v for v in (
             "on a loss (decrease_num_ 0.75), as ns-2's Vegas agent does (tcp-vegas.cc): "
             "a diagnostic of alpha_beta_sweep's windows (its notes)", window=10000,
             packet_size=1448, delack=True, window_init=10, newreno_cut=0.75, diagnostic=True,
-            newreno_only=True),
+            affects="newreno"),
     Variant("newreno_abc", "as linux_like, with NewReno growing a packet a round under "
             "delayed ACKs (increase_num_ 2), as Linux's Reno does by counting the packets "
             "each ACK covers (RFC 3465); ns-2's grows half a packet: a diagnostic of "
             "alpha_beta_sweep's drops (its notes)", window=10000, packet_size=1448,
             delack=True, window_init=10, newreno_increase=2.0, diagnostic=True,
-            newreno_only=True),
+            affects="newreno"),
     Variant("linux_like_ack_every", "as linux_like, with an ACK a packet (TCPSink): every "
             "agent then grows a packet a round, as Linux's Reno and Vegas do under delayed "
             "ACKs: a diagnostic of alpha_beta_sweep's windows (its notes)", window=10000,
             packet_size=1448, window_init=10, diagnostic=True),
+    Variant("vegas_halve", "as linux_like, with the Vegas agents cutting their window by "
+            "half on a fast retransmit, as Linux's Vegas does, not by their quarter "
+            "(vk_halve_, in the ns make ns2 builds): a diagnostic of alpha_beta_sweep's "
+            "windows (its notes)", window=10000, packet_size=1448, delack=True,
+            window_init=10, vegas_halve=True, diagnostic=True, affects="vegas"),
 )}
 DEFAULT = [name for name, v in VARIANTS.items() if not v.diagnostic]
 
@@ -120,6 +133,7 @@ def build(run: Run, variant: Variant) -> str:
          f"Agent/TCP set windowInit_ {variant.window_init}",
          f"Agent/TCP/Newreno set decrease_num_ {variant.newreno_cut}",
          f"Agent/TCP/Newreno set increase_num_ {variant.newreno_increase}",
+         *(["Agent/TCP/Vegas set vk_halve_ 1"] if variant.vegas_halve else []),
          "set null [new Agent/Null]",
          "foreach n {r1 r2} { set $n [$ns node] }"]
     for f in run.flows:

@@ -102,9 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out = a.out / "ns2"
     try:
-        # our ns serves our agents and our agents' knobs (a variant's vk_halve_)
+        # our ns serves our agents and our knobs (Variant.needs_our_ns)
         if not a.rerender and (any(ours for *_, ours in plans)
-                               or any(script.VARIANTS[v].vegas_halve for v in variants)):
+                               or any(script.VARIANTS[v].needs_our_ns for v in variants)):
             if not sim.BUILT.exists():
                 raise RuntimeError(f"{sim.BUILT} is not built: make ns2 builds it")
             check.run()

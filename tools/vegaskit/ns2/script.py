@@ -13,7 +13,7 @@ The script prints one line, `RESULT {json}`, and exits; sim.py reads it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vegaskit.testbed.scenario import LinkSpec, Run
 
@@ -46,6 +46,11 @@ class Variant:
     diagnostic: bool = False
     affects: str = "all"
 
+    @property
+    def needs_our_ns(self) -> bool:
+        """Whether its runs need the ns make ns2 builds, whatever their agents."""
+        return self.vegas_halve
+
     def changes(self, agents: list[Agent]) -> bool:
         """Whether this variant changes a run with these agents (a default one: always)."""
         if self.affects == "newreno":
@@ -53,6 +58,18 @@ class Variant:
         if self.affects == "vegas":
             return any(ag.tcl_class.startswith("Agent/TCP/Vegas") for ag in agents)
         return True
+
+
+LINUX_LIKE = Variant("linux_like", "Linux's settings in ns-2: an open window, 1,448-byte "
+                     "segments, delayed ACKs (TCPSink/DelAck), an initial window of 10",
+                     window=10000, packet_size=1448, delack=True, window_init=10)
+
+
+def _diagnostic(name: str, why: str, of: str, **change) -> Variant:
+    """linux_like with one change: a question about alpha_beta_sweep's `of` (its notes)."""
+    return replace(LINUX_LIKE, name=name, diagnostic=True, **change,
+                   why=f"as linux_like, {why}: a diagnostic of alpha_beta_sweep's {of} "
+                   "(its notes)")
 
 
 VARIANTS = {v.name: v for v in (
@@ -63,29 +80,20 @@ VARIANTS = {v.name: v for v in (
             window=10000),
     Variant("delay_as_written", "as text, each link's \"RTT\" entered as ns-2's (one-way) "
             "delay_, which doubles every path's RTT", delay_factor=1.0),
-    Variant("linux_like", "Linux's settings in ns-2: an open window, 1,448-byte segments, "
-            "delayed ACKs (TCPSink/DelAck), an initial window of 10", window=10000,
-            packet_size=1448, delack=True, window_init=10),
-    Variant("newreno_quarter", "as linux_like, with NewReno cutting its window by a quarter "
-            "on a loss (decrease_num_ 0.75), as ns-2's Vegas agent does (tcp-vegas.cc): "
-            "a diagnostic of alpha_beta_sweep's windows (its notes)", window=10000,
-            packet_size=1448, delack=True, window_init=10, newreno_cut=0.75, diagnostic=True,
-            affects="newreno"),
-    Variant("newreno_abc", "as linux_like, with NewReno growing a packet a round under "
-            "delayed ACKs (increase_num_ 2), as Linux's Reno does by counting the packets "
-            "each ACK covers (RFC 3465); ns-2's grows half a packet: a diagnostic of "
-            "alpha_beta_sweep's drops (its notes)", window=10000, packet_size=1448,
-            delack=True, window_init=10, newreno_increase=2.0, diagnostic=True,
-            affects="newreno"),
-    Variant("linux_like_ack_every", "as linux_like, with an ACK a packet (TCPSink): every "
-            "agent then grows a packet a round, as Linux's Reno and Vegas do under delayed "
-            "ACKs: a diagnostic of alpha_beta_sweep's windows (its notes)", window=10000,
-            packet_size=1448, window_init=10, diagnostic=True),
-    Variant("vegas_halve", "as linux_like, with the Vegas agents cutting their window by "
-            "half on a fast retransmit, as Linux's Vegas does, not by their quarter "
-            "(vk_halve_, in the ns make ns2 builds): a diagnostic of alpha_beta_sweep's "
-            "windows (its notes)", window=10000, packet_size=1448, delack=True,
-            window_init=10, vegas_halve=True, diagnostic=True, affects="vegas"),
+    LINUX_LIKE,
+    _diagnostic("newreno_quarter", "with NewReno cutting its window by a quarter on a loss "
+                "(decrease_num_ 0.75), as ns-2's Vegas agent does (tcp-vegas.cc)", "windows",
+                newreno_cut=0.75, affects="newreno"),
+    _diagnostic("newreno_abc", "with NewReno growing a packet a round under delayed ACKs "
+                "(increase_num_ 2), as Linux's Reno does by counting the packets each ACK "
+                "covers (RFC 3465); ns-2's grows half a packet", "drops",
+                newreno_increase=2.0, affects="newreno"),
+    _diagnostic("linux_like_ack_every", "with an ACK a packet (TCPSink): every agent then grows "
+                "a packet a round, as Linux's Reno and Vegas do under delayed ACKs", "windows",
+                delack=False),
+    _diagnostic("vegas_halve", "with the Vegas agents cutting their window by half on a fast "
+                "retransmit, as Linux's Vegas does, not by their quarter (vk_halve_, in the ns "
+                "make ns2 builds)", "windows", vegas_halve=True, affects="vegas"),
 )}
 DEFAULT = [name for name, v in VARIANTS.items() if not v.diagnostic]
 

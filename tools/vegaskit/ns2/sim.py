@@ -30,8 +30,8 @@ def available() -> str | None:
 
 
 def binary(ours: bool) -> str:
-    """The ns a run needs: ours when it has one of our agents or our agents' knobs
-    (vk_halve_), else Debian's."""
+    """The ns a run needs: ours when it has one of our agents or its variant needs
+    our knobs (Variant.needs_our_ns), else Debian's."""
     if ours:
         if not BUILT.exists():
             raise RuntimeError(f"{BUILT} is not built: make ns2 builds it")
@@ -47,7 +47,7 @@ def simulate(run: Run, variant: script.Variant, timeout: float = 600,
     """One run in ns-2 (in `ns` if given, else the one its agents need): its summary.
     RuntimeError if ns fails or prints no result."""
     text = script.build(run, variant)
-    ns = ns or binary(any(ag.ours for ag in script.agents(run)) or variant.vegas_halve)
+    ns = ns or binary(any(ag.ours for ag in script.agents(run)) or variant.needs_our_ns)
     with tempfile.TemporaryDirectory(prefix="vegaskit-ns2-") as d:
         path = Path(d) / f"{run.name}.tcl"
         path.write_text(text)

@@ -66,10 +66,10 @@ LINUX_LIKE = Variant("linux_like", "Linux's settings in ns-2: an open window, 1,
 
 
 def _diagnostic(name: str, why: str, of: str, **change) -> Variant:
-    """linux_like with one change: a question about alpha_beta_sweep's `of` (its notes)."""
+    """linux_like with one change: a question about `of` (a scenario's figures), which that
+    scenario's notes answer with it."""
     return replace(LINUX_LIKE, name=name, diagnostic=True, **change,
-                   why=f"as linux_like, {why}: a diagnostic of alpha_beta_sweep's {of} "
-                   "(its notes)")
+                   why=f"as linux_like, {why}: a diagnostic of {of} (the notes)")
 
 
 VARIANTS = {v.name: v for v in (
@@ -82,18 +82,21 @@ VARIANTS = {v.name: v for v in (
             "delay_, which doubles every path's RTT", delay_factor=1.0),
     LINUX_LIKE,
     _diagnostic("newreno_quarter", "with NewReno cutting its window by a quarter on a loss "
-                "(decrease_num_ 0.75), as ns-2's Vegas agent does (tcp-vegas.cc)", "windows",
-                newreno_cut=0.75, affects="newreno"),
+                "(decrease_num_ 0.75), as ns-2's Vegas agent does (tcp-vegas.cc)",
+                "alpha_beta_sweep's windows", newreno_cut=0.75, affects="newreno"),
     _diagnostic("newreno_abc", "with NewReno growing a packet a round under delayed ACKs "
                 "(increase_num_ 2), as Linux's Reno does by counting the packets each ACK "
-                "covers (RFC 3465); ns-2's grows half a packet", "drops",
+                "covers (RFC 3465); ns-2's grows half a packet",
+                "alpha_beta_sweep's and buffer_sweep's drops",
                 newreno_increase=2.0, affects="newreno"),
     _diagnostic("linux_like_ack_every", "with an ACK a packet (TCPSink): every agent then grows "
-                "a packet a round, as Linux's Reno and Vegas do under delayed ACKs", "windows",
+                "a packet a round, as Linux's Reno and Vegas do under delayed ACKs",
+                "alpha_beta_sweep's windows",
                 delack=False),
     _diagnostic("vegas_halve", "with the Vegas agents cutting their window by half on a fast "
                 "retransmit, as Linux's Vegas does, not by their quarter (vk_halve_, in the ns "
-                "make ns2 builds)", "windows", vegas_halve=True, affects="vegas"),
+                "make ns2 builds)", "alpha_beta_sweep's windows", vegas_halve=True,
+                affects="vegas"),
 )}
 DEFAULT = [name for name, v in VARIANTS.items() if not v.diagnostic]
 

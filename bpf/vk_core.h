@@ -415,6 +415,10 @@ VK_INLINE void vk_adaptive_decide(const struct vk_params *p, const struct vk_sam
 		th = vk_cmp_throughput(pkts, s->rtt, a->prev_pkts, a->prev_rtt);
 	}
 	d->diff = vk_sat_diff(diff);
+	/* slow start's gamma test takes this diff, the papers' /rtt backlog, not Linux's
+	 * /base form: [VegasA] section IV keeps Vegas's definitions of expected, actual
+	 * and diff, and the agent's slow-start branch tests its delta (docs/DESIGN.md
+	 * §11, item 7) */
 	if (!vk_slow_start_decide(p, s, diff < 0 ? 0 : diff, d)) {
 		int below = pipe ? lo <= 0 : lo < 0;
 		int above = pipe ? hi >= 0 : hi > 0;

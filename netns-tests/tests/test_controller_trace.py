@@ -287,6 +287,22 @@ def test_every_adaptive_decision_follows_the_papers_table(adaptive_run, cc):
     assert not wrong, wrong[:5]
 
 
+def test_pipe_and_vegas_a_part_ways_on_ties(adaptive_run):
+    """The ties PIPE treats differently (diff == alpha, diff == beta) occur in the
+    kernel with the papers' arithmetic, and at them the two variants decide
+    differently (docs/DESIGN.md §3.6): Vegas-A holds, PIPE moves (issue 11)."""
+    seen = {}
+    for cc, pipe in (("bpf_vegas_a", False), ("bpf_pipe", True)):
+        ties = [r["rule"] for r, a, b in with_thresholds_before(adaptive_run[cc])
+                if r["rule"] in CA_RULES and paper_rule(pipe, r["diff"], a, b, r["th_cmp"])
+                != paper_rule(not pipe, r["diff"], a, b, r["th_cmp"])]
+        seen[cc] = ties
+        print(f"{cc}: {len(ties)} decisions at a tie the other variant decides otherwise: "
+              f"{ {rule: ties.count(rule) for rule in sorted(set(ties))} }")
+    assert "hold" in seen["bpf_vegas_a"], seen
+    assert set(seen["bpf_pipe"]) & {"inc", "dec_adapt"}, seen
+
+
 @pytest.mark.parametrize("cc", ["bpf_vegas_a", "bpf_pipe"])
 def test_diff_is_the_agents_delta_from_its_counts(adaptive_run, cc):
     """diff is ns-2's delta, int(outstanding + 1 - sent*base/rtt + 0.5), from

@@ -2,6 +2,7 @@
 
     python -m vegaskit.cli.concurrency [SCENARIO.toml] [--run R] [--profile P]
                                        [--reps N] [--beside K] [--out DIR]
+    python -m vegaskit.cli.concurrency --rerender [--out DIR]
 
 Arm *alone*: the run by itself. Arm *beside*: the same run with K other runs
 of the same scenario started at the same moment, each in its own lab with its
@@ -82,7 +83,27 @@ def analyse(alone: list[dict], beside: list[dict]) -> list[dict]:
     return rows
 
 
-def render(setup: dict, rows: list[dict], command: str) -> str:
+def conditions(alone: list[dict], beside: list[dict]) -> str:
+    """The condition the runs were made in, from their summaries (testbed/runner.py):
+    the machine, the emulators' policy (decision 42), the labs alive at once and how
+    often an emulator released a packet 1 ms or more late, per arm."""
+    fifo = {sm.get("emulator_fifo") for sm in alone + beside}
+    policy = ("the ordinary policy" if fifo == {0} else
+              f"SCHED_FIFO, priority {fifo.pop()}" if len(fifo) == 1 and None not in fifo
+              else "policies the summaries do not agree on")
+
+    def late(arm: list[dict]) -> str:
+        n = [sm["emulator_late_1ms"] for sm in arm if sm.get("emulator_late_1ms") is not None]
+        return f"{stats.median(n):.0f} [{min(n)}, {max(n)}]" if n else "not recorded"
+
+    labs = max((sm.get("labs_alive_max") or 0 for sm in beside), default=0)
+    machine = alone[0].get("machine", "a machine the summaries do not name")
+    return (f"Measured on {machine}, the emulators asleep under {policy}; at most {labs} "
+            f"labs alive at once beside; releases 1 ms or more late per run, median [min, "
+            f"max]: alone {late(alone)}, beside {late(beside)}.")
+
+
+def render(setup: dict, rows: list[dict], command: str, cond: str = "") -> str:
     differ = [r for r in rows if r["p_holm"] < 0.05]
     n = setup["reps"]
     out = ["# Running scenarios side by side", "",
@@ -92,7 +113,8 @@ def render(setup: dict, rows: list[dict], command: str) -> str:
            f"({', '.join(setup['others'])}) on this {setup['cpus']}-CPU machine, rounds "
            "interleaved. Each repetition gives one number per metric; p is the exact "
            "permutation test of the difference of means, Holm-adjusted over the metrics; KS "
-           "is the largest distance between the two empirical distributions.", "",
+           "is the largest distance between the two empirical distributions." +
+           (f" {cond}" if cond else ""), "",
            f"**Verdict: {'the arms differ' if differ else 'no metric differs'}** "
            f"(Holm-adjusted p < 0.05 for {len(differ)} of {len(rows)} metrics; the smallest "
            f"p this test can give with {n} + {n} runs is {stats.min_p(n, n):.4f}).", "",
@@ -111,6 +133,22 @@ def render(setup: dict, rows: list[dict], command: str) -> str:
     return "\n".join(out)
 
 
+COMMAND = "sudo make concurrency"
+
+
+def rerender(out: Path) -> int:
+    try:
+        d = json.loads((out / "concurrency.json").read_text())
+        text = render(d["setup"], d["rows"], COMMAND, conditions(d["alone"], d["beside"]))
+    except (OSError, ValueError, KeyError, IndexError) as e:
+        print(f"concurrency: cannot rerender from {out / 'concurrency.json'}: {e}",
+              file=sys.stderr)
+        return 1
+    (out / "report.md").write_text(text)
+    print(f"report: {out / 'report.md'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(prog="python -m vegaskit.cli.concurrency",
                        description=__doc__.split("\n")[0])
@@ -120,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=6)
     ap.add_argument("--beside", type=int, default=3)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--rerender", action="store_true",
+                    help="write report.md again from OUT/concurrency.json, running nothing")
     a = ap.parse_args(argv)
+    if a.rerender:
+        return rerender(a.out)
     try:
         s = Scenario.load(a.scenario)
         s.run(a.run, a.profile)
@@ -164,8 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "concurrency.json").write_text(json.dumps(
         {"setup": setup, "rows": rows, "alone": alone, "beside": beside}, indent=1) + "\n")
-    cmd = "sudo make concurrency"
-    (a.out / "report.md").write_text(render(setup, rows, cmd))
+    (a.out / "report.md").write_text(render(setup, rows, COMMAND, conditions(alone, beside)))
     print(f"report: {a.out / 'report.md'}")
     return 0
 

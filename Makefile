@@ -151,14 +151,15 @@ results: deps all
 # Linux's (docs/DESIGN.md §7.2): the stock agents in Debian's ns, and Vegas-A and PIPE
 # (ours, tools/ns2agent/) in an ns built from Debian's source. Only the deps need root.
 # Writes results/ns2/. NS2_VARIANTS="text open_window" reruns only those settings (not
-# VARIANTS: that is the BPF controllers' list above); a diagnostic variant
-# (newreno_quarter, newreno_abc, linux_like_ack_every, vegas_halve) runs only when named
-# there.
+# VARIANTS: that is the BPF controllers' list above), RUNS="a b" only those runs; a
+# diagnostic variant (newreno_quarter, newreno_abc, linux_like_ack_every, vegas_halve)
+# runs only when named there.
 NS2_VARIANTS ?=
 NS2_TARBALL := $(BUILD)/ns2/deb/ns2_2.35+dfsg.orig.tar.xz
 ns2: deps deps-ns2 all $(BUILD)/ns2/ns
 	$(PY) -m vegaskit.cli.ns2 $(addprefix netns-tests/scenarios/,$(SCENARIOS)) \
-		--profile $(PROFILE) $(foreach v,$(NS2_VARIANTS),--variant $(v))
+		--profile $(PROFILE) $(foreach v,$(NS2_VARIANTS),--variant $(v)) \
+		$(foreach r,$(RUNS),--run $(r))
 
 # What the ns-2 build needs: the compilers' libraries and Debian's source (tools/deps.sh).
 deps-ns2:

@@ -217,12 +217,20 @@ def test_cli_writes_a_report_and_keeps_other_variants(tmp_path):
     rep = (out / "ns2" / "report.md").read_text()
     assert "**Not replayed yet**, though their agents exist: `vegas2` " \
            "(`make ns2 SCENARIOS=ns2_small.toml` replays them)" in rep
+    # --run replays that run alone and keeps every other run's summaries
+    before = {(sm["run"], sm["variant"], sm["rep"]) for sm in sms}
+    r = _cli(str(sc), "--out", str(out), "--variant", "text", "--run", "vegas2")
+    assert r.returncode == 0, r.stderr
+    after = {(sm["run"], sm["variant"], sm["rep"])
+             for sm in json.loads((out / "ns2" / "ns2_small" / "summaries.json").read_text())}
+    assert after == before | {("vegas2", "text", 0), ("vegas2", "text", 1)}
 
 
 @pytest.mark.parametrize("args, says", [
     (["--variant", "bogus"], "no variant 'bogus'"),
     (["--reps", "0"], "--reps must be 1 to 100"),
     (["--profile", "nope"], "no profile 'nope'"),
+    (["--run", "nope"], "no run 'nope'"),
     (["/nonexistent.toml"], "No such file"),
 ])
 def test_cli_bad_input_is_one_line(args, says, tmp_path):

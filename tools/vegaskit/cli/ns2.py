@@ -1,10 +1,13 @@
 """Replay the scenarios' runs in ns-2 with its agents and ours; write results/ns2/report.md.
 
     python -m vegaskit.cli.ns2 [SCENARIO.toml ...] [--profile full] [--variant V ...]
-                               [--reps N] [--jobs N] [--out results] [--rerender]
+                               [--run R ...] [--reps N] [--jobs N] [--out results]
+                               [--rerender]
 
 Every scenario by default (not the demo or the model-validation ones), every
-variant (ns2/script.py), the profile's repetitions. Runs with Vegas-A or PIPE
+variant (ns2/script.py), every run of the profile (--run: only those, the
+others' stored summaries kept, as make results RUNS= does), the profile's
+repetitions. Runs with Vegas-A or PIPE
 need the ns `make ns2` builds with our agents, checked first (ns2/check.py).
 Needs no root: ns-2 is a simulator, nothing touches the host's network.
 """
@@ -25,7 +28,7 @@ from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.cliargs import OneLineParser
 
 COMMAND_ONE = "make ns2 SCENARIOS={}"
-COMMAND = "make ns2 (SCENARIOS=... NS2_VARIANTS=... rerun only those; python -m vegaskit.cli.ns2 --rerender rewrites the report)"
+COMMAND = "make ns2 (SCENARIOS=... NS2_VARIANTS=... RUNS=... rerun only those; python -m vegaskit.cli.ns2 --rerender rewrites the report)"
 
 
 def default_scenarios() -> list[Path]:
@@ -33,11 +36,15 @@ def default_scenarios() -> list[Path]:
             if p.name != "demo.toml" and not p.name.startswith("model_validation")]
 
 
-def plan(s: Scenario, profile: str, reps: int | None) -> tuple[list, dict[str, str], bool]:
-    """The (run, rep) pairs ns-2 can replay, why each other run cannot, and whether
-    one of the replayable runs has one of our agents (tools/ns2agent)."""
+def plan(s: Scenario, profile: str, reps: int | None,
+         only: list[str] | None = None) -> tuple[list, dict[str, str], bool]:
+    """The (run, rep) pairs ns-2 can replay (of the runs `only` names, if given), why
+    each other run cannot, and whether one of the replayable runs has one of our
+    agents (tools/ns2agent)."""
     todo, unmapped, ours = [], {}, False
     for name in s.profile_runs(profile):
+        if only and name not in only:
+            continue
         try:
             agents = script.agents(s.run(name, profile))
         except Unmapped as e:
@@ -69,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", action="append", dest="variants",
                     help=f"one of {', '.join(script.VARIANTS)} (repeatable; default "
                          f"{', '.join(script.DEFAULT)})")
+    ap.add_argument("--run", action="append", dest="runs",
+                    help="replay only this run (repeatable); the others' summaries stay")
     ap.add_argument("--reps", type=int, help="repetitions (default: the profile's)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--rerender", action="store_true",
@@ -93,7 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         for s in scenarios:
             if a.profile not in s.profiles:
                 raise ScenarioError(f"{s.name}: no profile '{a.profile}' ({', '.join(s.profiles)})")
-        plans = [(s, *plan(s, a.profile, a.reps)) for s in scenarios]
+        if a.runs:
+            known = {n for s in scenarios for n in s.profile_runs(a.profile)}
+            if missing := [r for r in a.runs if r not in known]:
+                raise ScenarioError(f"no run {missing[0]!r} in profile {a.profile!r} of "
+                                    f"{', '.join(s.name for s in scenarios)}")
+        plans = [(s, *plan(s, a.profile, a.reps, a.runs)) for s in scenarios]
     except (ScenarioError, RuntimeError) as e:
         print(f"ns2: {e}", file=sys.stderr)
         return 2
@@ -111,9 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         for s, todo, _, _ in ([] if a.rerender else plans):
             store = out / s.name / "summaries.json"
             new = simulate_all(s, todo, variants, a.profile, a.jobs)
-            # a rerun of some variants replaces only theirs
+            # a rerun of some variants (of some runs) replaces only theirs
             kept = [sm for sm in (json.loads(store.read_text()) if store.exists() else [])
-                    if sm["variant"] not in variants]
+                    if sm["variant"] not in variants or (a.runs and sm["run"] not in a.runs)]
             store.parent.mkdir(parents=True, exist_ok=True)
             store.write_text(json.dumps(sorted(kept + new, key=_order), indent=1) + "\n")
     except KeyboardInterrupt:

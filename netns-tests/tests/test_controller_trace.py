@@ -288,9 +288,10 @@ def test_every_adaptive_decision_follows_the_papers_table(adaptive_run, cc):
 
 
 def test_pipe_and_vegas_a_part_ways_on_ties(adaptive_run):
-    """The ties PIPE treats differently (diff == alpha, diff == beta) occur in the
-    kernel with the papers' arithmetic, and at them the two variants decide
-    differently (docs/DESIGN.md §3.6): Vegas-A holds, PIPE moves (issue 11)."""
+    """The cases PIPE treats differently (diff == alpha, diff == beta, and diff below
+    a raised alpha with Th equal to Th') occur in the kernel with the papers'
+    arithmetic, and at them the two variants decide differently (docs/DESIGN.md
+    §3.6): Vegas-A holds, PIPE moves (issue 11)."""
     seen = {}
     for cc, pipe in (("bpf_vegas_a", False), ("bpf_pipe", True)):
         ties = [r["rule"] for r, a, b in with_thresholds_before(adaptive_run[cc])

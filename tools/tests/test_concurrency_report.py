@@ -2,6 +2,8 @@
 emulators' policy, labs at once, late releases), and rerenders from its JSON."""
 import json
 
+import pytest
+
 from vegaskit.cli import concurrency
 
 
@@ -20,13 +22,18 @@ def test_conditions_name_the_policy_and_the_late_releases_per_arm():
     assert "alone 1 [0, 35], beside 4 [2, 19]" in text
 
 
-def test_conditions_say_when_the_policies_differ_or_are_ordinary():
+def test_conditions_say_when_the_policies_differ_are_ordinary_or_unrecorded():
     assert "the ordinary policy" in concurrency.conditions([summary(0, 0, 1)], [summary(0, 0, 4)])
     mixed = concurrency.conditions([summary(0, 0, 1)], [summary(10, 0, 4)])
-    assert "do not agree" in mixed
+    assert "policies the summaries do not agree on" in mixed
+    old = {"machine": "6.1.0, Test CPU"}          # runs from before decision 42
+    assert "a policy its summaries do not record" in concurrency.conditions([old], [old])
+    other = dict(summary(10, 0, 4), machine="6.12.0, Other CPU")
+    assert "machines the summaries do not agree on" in \
+        concurrency.conditions([summary(10, 0, 1)], [other])
 
 
-def test_rerender_writes_the_report_from_the_json(tmp_path, capsys):
+def test_rerender_writes_the_report_from_the_json(tmp_path):
     setup = {"scenario": "s", "run": "r", "profile": "full", "reps": 2, "beside": 3,
              "others": ["a", "b", "c"], "cpus": 2, "duration_s": 59.0,
              "wall_alone_s": 100.0, "wall_beside_s": 110.0}
@@ -41,7 +48,13 @@ def test_rerender_writes_the_report_from_the_json(tmp_path, capsys):
     assert "no metric differs" in report and "SCHED_FIFO, priority 10" in report
 
 
-def test_rerender_without_a_json_is_one_line_and_exit_1(tmp_path, capsys):
-    assert concurrency.main(["--rerender", "--out", str(tmp_path)]) == 1
+@pytest.mark.parametrize("content", [None, "{", "[]", '{"setup": {}, "rows": [], '
+                                     '"alone": [1], "beside": []}'])
+def test_rerender_from_a_missing_or_malformed_json_is_one_line_and_exit_2(tmp_path, capsys,
+                                                                         content):
+    if content is not None:
+        (tmp_path / "concurrency.json").write_text(content)
+    assert concurrency.main(["--rerender", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("concurrency: cannot rerender")
+    assert not (tmp_path / "report.md").exists()

@@ -224,6 +224,11 @@ def test_cli_writes_a_report_and_keeps_other_variants(tmp_path):
     after = {(sm["run"], sm["variant"], sm["rep"])
              for sm in json.loads((out / "ns2" / "ns2_small" / "summaries.json").read_text())}
     assert after == before | {("vegas2", "text", 0), ("vegas2", "text", 1)}
+    # a rerun of a stored run replaces its summaries, it does not add to them
+    r = _cli(str(sc), "--out", str(out), "--variant", "text", "--run", "vegas")
+    assert r.returncode == 0, r.stderr
+    again = json.loads((out / "ns2" / "ns2_small" / "summaries.json").read_text())
+    assert len(again) == len(after)
 
 
 @pytest.mark.parametrize("args, says", [
@@ -231,6 +236,7 @@ def test_cli_writes_a_report_and_keeps_other_variants(tmp_path):
     (["--reps", "0"], "--reps must be 1 to 100"),
     (["--profile", "nope"], "no profile 'nope'"),
     (["--run", "nope"], "no run 'nope'"),
+    (["--run", "vegas_linux"], "run 'vegas_linux' cannot be replayed"),
     (["/nonexistent.toml"], "No such file"),
 ])
 def test_cli_bad_input_is_one_line(args, says, tmp_path):

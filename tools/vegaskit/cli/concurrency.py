@@ -88,7 +88,8 @@ def conditions(alone: list[dict], beside: list[dict]) -> str:
     the machine, the emulators' policy (decision 42), the labs alive at once and how
     often an emulator released a packet 1 ms or more late, per arm."""
     fifo = {sm.get("emulator_fifo") for sm in alone + beside}
-    policy = ("the ordinary policy" if fifo == {0} else
+    policy = ("a policy its summaries do not record" if fifo == {None} else
+              "the ordinary policy" if fifo == {0} else
               f"SCHED_FIFO, priority {fifo.pop()}" if len(fifo) == 1 and None not in fifo
               else "policies the summaries do not agree on")
 
@@ -97,7 +98,9 @@ def conditions(alone: list[dict], beside: list[dict]) -> str:
         return f"{stats.median(n):.0f} [{min(n)}, {max(n)}]" if n else "not recorded"
 
     labs = max((sm.get("labs_alive_max") or 0 for sm in beside), default=0)
-    machine = alone[0].get("machine", "a machine the summaries do not name")
+    machines = {sm.get("machine") for sm in alone + beside}
+    machine = (machines.pop() or "a machine the summaries do not name") \
+        if len(machines) == 1 else "machines the summaries do not agree on"
     return (f"Measured on {machine}, the emulators asleep under {policy}; at most {labs} "
             f"labs alive at once beside; releases 1 ms or more late per run, median [min, "
             f"max]: alone {late(alone)}, beside {late(beside)}.")
@@ -140,11 +143,11 @@ def rerender(out: Path) -> int:
     try:
         d = json.loads((out / "concurrency.json").read_text())
         text = render(d["setup"], d["rows"], COMMAND, conditions(d["alone"], d["beside"]))
-    except (OSError, ValueError, KeyError, IndexError) as e:
+        (out / "report.md").write_text(text)
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
         print(f"concurrency: cannot rerender from {out / 'concurrency.json'}: {e}",
               file=sys.stderr)
-        return 1
-    (out / "report.md").write_text(text)
+        return 2
     print(f"report: {out / 'report.md'}")
     return 0
 

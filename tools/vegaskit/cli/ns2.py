@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise ScenarioError(f"no run {missing[0]!r} in profile {a.profile!r} of "
                                     f"{', '.join(s.name for s in scenarios)}")
         plans = [(s, *plan(s, a.profile, a.reps, a.runs)) for s in scenarios]
+        if a.runs and (bad := [(r, why) for _, _, unmapped, _ in plans
+                               for r, why in unmapped.items()]):
+            raise ScenarioError(f"run {bad[0][0]!r} cannot be replayed: {bad[0][1]}")
     except (ScenarioError, RuntimeError) as e:
         print(f"ns2: {e}", file=sys.stderr)
         return 2

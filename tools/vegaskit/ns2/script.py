@@ -91,8 +91,7 @@ VARIANTS = {v.name: v for v in (
                 newreno_increase=2.0, affects="newreno"),
     _diagnostic("linux_like_ack_every", "with an ACK a packet (TCPSink): every agent then grows "
                 "a packet a round, as Linux's Reno and Vegas do under delayed ACKs",
-                "alpha_beta_sweep's windows",
-                delack=False),
+                "alpha_beta_sweep's windows", delack=False),
     _diagnostic("vegas_halve", "with the Vegas agents cutting their window by half on a fast "
                 "retransmit, as Linux's Vegas does, not by their quarter (vk_halve_, in the ns "
                 "make ns2 builds)", "alpha_beta_sweep's windows", vegas_halve=True,

@@ -256,6 +256,21 @@ def _policy(fifo: int, runs: int) -> str:
             f"ordinary policy in the others (decision 42).")
 
 
+def buffers(summaries: list[dict]) -> str:
+    """The bottleneck's buffer: one size; the most runs' size and the other's runs; or,
+    for a sweep of more sizes, their range (runs set `buffer` through a placeholder)."""
+    by: dict[int, list[str]] = {}
+    for sm in summaries:
+        runs = by.setdefault(sm["bottleneck"]["buffer_pkts"], [])
+        if sm["run"] not in runs:
+            runs.append(sm["run"])
+    if len(by) > 2:                                     # a sweep: buffer_sweep
+        return f"{min(by)} to {max(by)} packets, by run"
+    main, *rest = sorted(by, key=lambda n: (-len(by[n]), n))
+    return f"{main} packets" + "".join(
+        f"; {n} in {', '.join(sorted(by[n]))}" for n in rest)
+
+
 def emulator_line(summaries: list[dict]) -> list[str]:
     """How late the link emulator released packets, and how many labs shared the host,
     over the repetitions that counted them."""
@@ -318,7 +333,7 @@ def render(scenario, profile: str, summaries: list[dict], command: str) -> str:
     if summaries:
         b = summaries[0]["bottleneck"]
         out += [f"Bottleneck R1-R2: {b['rate_bps'] / 1e6:g} Mbit/s, RTT {b['rtt_ms']:g} ms, "
-                f"drop-tail {b['buffer_pkts']} packets. Each run lasted about "
+                f"drop-tail {buffers(summaries)}. Each run lasted about "
                 f"{summaries[0]['duration_s']:.0f} s.", ""]
     diagnostic = prof.get("diagnostic")
     rows = [] if diagnostic else figures.evaluate(s.paper, summaries, s.doc["runs"])

@@ -17,17 +17,18 @@ def test_conditions_name_the_policy_and_the_late_releases_per_arm():
     beside = [summary(10, n, 4) for n in (4, 19, 2)]
     text = concurrency.conditions(alone, beside)
     assert "6.1.0, Test CPU" in text
-    assert "SCHED_FIFO, priority 10" in text
-    assert "at most 4 labs" in text
+    assert "The emulators ran under SCHED_FIFO (decision 42)." in text
+    assert "At most 4 labs" in text
     assert "alone 1 [0, 35], beside 4 [2, 19]" in text
 
 
-def test_conditions_say_when_the_policies_differ_are_ordinary_or_unrecorded():
-    assert "the ordinary policy" in concurrency.conditions([summary(0, 0, 1)], [summary(0, 0, 4)])
+def test_conditions_say_when_the_policies_differ_or_are_ordinary():
+    assert "under the ordinary policy" in \
+        concurrency.conditions([summary(0, 0, 1)], [summary(0, 0, 4)])
     mixed = concurrency.conditions([summary(0, 0, 1)], [summary(10, 0, 4)])
-    assert "policies the summaries do not agree on" in mixed
-    old = {"machine": "6.1.0, Test CPU"}          # runs from before decision 42
-    assert "a policy its summaries do not record" in concurrency.conditions([old], [old])
+    assert "under SCHED_FIFO in 1 of the 2 repetitions" in mixed
+    old = {"machine": "6.1.0, Test CPU"}          # runs from before decision 42 record none
+    assert "under the ordinary policy" in concurrency.conditions([old], [old])
     other = dict(summary(10, 0, 4), machine="6.12.0, Other CPU")
     assert "machines the summaries do not agree on" in \
         concurrency.conditions([summary(10, 0, 1)], [other])
@@ -45,7 +46,7 @@ def test_rerender_writes_the_report_from_the_json(tmp_path):
          "beside": [summary(10, 3, 4)] * 2}))
     assert concurrency.main(["--rerender", "--out", str(tmp_path)]) == 0
     report = (tmp_path / "report.md").read_text()
-    assert "no metric differs" in report and "SCHED_FIFO, priority 10" in report
+    assert "no metric differs" in report and "SCHED_FIFO (decision 42)" in report
 
 
 @pytest.mark.parametrize("content", [None, "{", "[]", '{"setup": {}, "rows": [], '

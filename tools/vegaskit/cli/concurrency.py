@@ -31,7 +31,7 @@ from pathlib import Path
 from vegaskit import paths
 from vegaskit.cli import testbed_ready
 from vegaskit.analysis import stats
-from vegaskit.testbed import runner
+from vegaskit.testbed import report, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.cliargs import OneLineParser
 
@@ -87,23 +87,21 @@ def conditions(alone: list[dict], beside: list[dict]) -> str:
     """The condition the runs were made in, from their summaries (testbed/runner.py):
     the machine, the emulators' policy (decision 42), the labs alive at once and how
     often an emulator released a packet 1 ms or more late, per arm."""
-    fifo = {sm.get("emulator_fifo") for sm in alone + beside}
-    policy = ("a policy its summaries do not record" if fifo == {None} else
-              "the ordinary policy" if fifo == {0} else
-              f"SCHED_FIFO, priority {fifo.pop()}" if len(fifo) == 1 and None not in fifo
-              else "policies the summaries do not agree on")
+    runs = alone + beside
+    # the testbed reports' sentence: a run that predates the record ran under the ordinary one
+    policy = report.policy_sentence(sum(1 for sm in runs if sm.get("emulator_fifo")), len(runs))
 
     def late(arm: list[dict]) -> str:
         n = [sm["emulator_late_1ms"] for sm in arm if sm.get("emulator_late_1ms") is not None]
         return f"{stats.median(n):.0f} [{min(n)}, {max(n)}]" if n else "not recorded"
 
     labs = max((sm.get("labs_alive_max") or 0 for sm in beside), default=0)
-    machines = {sm.get("machine") for sm in alone + beside}
+    machines = {sm.get("machine") for sm in runs}
     machine = (machines.pop() or "a machine the summaries do not name") \
         if len(machines) == 1 else "machines the summaries do not agree on"
-    return (f"Measured on {machine}, the emulators asleep under {policy}; at most {labs} "
-            f"labs alive at once beside; releases 1 ms or more late per run, median [min, "
-            f"max]: alone {late(alone)}, beside {late(beside)}.")
+    return (f"Measured on {machine}. {policy} At most {labs} labs were alive at once "
+            f"beside. Releases 1 ms or more late per run, median [min, max]: alone "
+            f"{late(alone)}, beside {late(beside)}.")
 
 
 def render(setup: dict, rows: list[dict], command: str, cond: str = "") -> str:

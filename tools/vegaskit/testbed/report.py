@@ -245,7 +245,7 @@ def _aside_rows(aside: list[dict]) -> list[str]:
     return out + [""]
 
 
-def _policy(fifo: int, runs: int) -> str:
+def policy_sentence(fifo: int, runs: int) -> str:
     """Which scheduling policy the emulators of `runs` repetitions ran under,
     `fifo` of them under SCHED_FIFO (decision 42)."""
     if fifo == 0:
@@ -281,7 +281,7 @@ def emulator_line(summaries: list[dict]) -> list[str]:
                f"during a repetition): {statistics.median(labs):g} in median, {max(labs)} at "
                f"most, over {len(labs)} repetition{'s' * (len(labs) > 1)}.", ""]
     # over every repetition: those made before runs recorded it ran under the ordinary policy
-    policy = _policy(sum(1 for sm in summaries if sm.get("emulator_fifo")), len(summaries))
+    policy = policy_sentence(sum(1 for sm in summaries if sm.get("emulator_fifo")), len(summaries))
     polled = [sm for sm in summaries if sm.get("emulator_fifo") and sm.get("emulator_fifo_poll")]
     if polled:
         budgets = sorted({sm["emulator_fifo_poll"] for sm in polled})

@@ -53,3 +53,27 @@ def test_the_emulators_lateness_row_pools_every_case():
             ("cubic", "10M80", "cubic"): [{"share": 1.0, "late_1ms": None}] * 6}
     (row,) = [r for r in report.table(figs, "10M80") if r.startswith("| link emulator")]
     assert "| 452 [3, 900] (12) |" in row and "| not counted in 6/6 |" in row
+
+
+def test_the_plot_has_a_panel_per_network_that_ran_and_a_legend_entry_per_point(tmp_path,
+                                                                              monkeypatch):
+    """The throughput-delay plane: a grid of panels, one per network with runs, and one
+    legend for the figure naming each controller and case that has a median point."""
+    seen = {}
+    real_save = report.plots.save
+
+    def keep(fig, out, rect=None):
+        seen["panels"] = [ax.get_title() for ax in fig.axes if ax.axison]
+        seen["legend"] = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+        real_save(fig, out, rect)
+    monkeypatch.setattr(report.plots, "save", keep)
+    point = {"delay_p95_ms": 5.0, "mbps": 9.0}
+    figs = {("alone", "10M20", "vegas_plus"): [point] * 3,
+            ("reno", "10M20", "cubic"): [point, {"delay_p95_ms": 7.0, "mbps": 4.0}],
+            ("cubic", "100M80", "vegas"): [point]}
+    assert report.plot(figs, tmp_path / "td.png")
+    assert (tmp_path / "td.png").stat().st_size > 0
+    assert [t.split(" ")[0] for t in seen["panels"]] == ["10M20", "100M80"]
+    assert seen["legend"] == ["vegas_plus alone", "vegas against 1 cubic",
+                              "cubic against 1 reno"]
+    assert not report.plot({}, tmp_path / "none.png")

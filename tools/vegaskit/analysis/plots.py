@@ -21,9 +21,10 @@ from ..cliargs import OneLineParser  # noqa: E402
 from .records import read_csv  # noqa: E402
 
 
-def save(fig, out: Path) -> None:
-    """Every figure of the project is written the same way, then freed."""
-    fig.tight_layout()
+def save(fig, out: Path, rect: tuple | None = None) -> None:
+    """Every figure of the project is written the same way, then freed. rect
+    keeps part of the figure out of the layout (a legend of the figure's own)."""
+    fig.tight_layout(rect=rect)
     fig.savefig(out, dpi=90)
     plt.close(fig)
 

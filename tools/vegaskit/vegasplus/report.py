@@ -143,33 +143,47 @@ def table(figs: dict, net: str) -> list[str]:
     return out
 
 
+# the plot's cases and their markers: alone, and against each loss-based competitor of one
+PLOT_CASES = (("alone", "o"), ("reno", "s"), ("cubic", "^"))
+PLOT_COLUMNS = 2
+
+
 def plot(figs: dict, out: Path) -> bool:
     """Pantheon's throughput-delay plane per network: each controller's
-    throughput against the queue's p95 delay, alone and against 1 cubic, one
-    dot per repetition and the medians joined; delay grows to the left."""
+    throughput against the queue's p95 delay, alone and against 1 reno or 1
+    cubic, one dot per repetition and the median larger, outlined; delay grows
+    to the left. The networks of issue 17 first; the others (tsq, frames),
+    which ran vegas_plus alone, after them. One legend for the figure."""
     nets = [n for n in NETS if any(k[1] == n for k in figs)]
     if not nets:
         return False
-    fig, axes = plots.plt.subplots(1, len(nets), figsize=(5 * len(nets), 4), squeeze=False)
-    for ax, net in zip(axes[0], nets):
+    rows = -(-len(nets) // PLOT_COLUMNS)
+    fig, axes = plots.plt.subplots(rows, PLOT_COLUMNS, figsize=(6.5 * PLOT_COLUMNS, 4.6 * rows),
+                                   squeeze=False)
+    handles = {}
+    for ax, net in zip(axes.flat, nets):
         for i, cc in enumerate(CCS):
             color = f"C{i}"
-            for case, marker in (("alone", "o"), ("cubic", "^")):
+            for j, (case, marker) in enumerate(PLOT_CASES):
                 fs = figs.get((case, net, cc), [])
                 if not fs:
                     continue
                 xs, ys = [f["delay_p95_ms"] for f in fs], [f["mbps"] for f in fs]
                 ax.scatter(xs, ys, color=color, marker=marker, alpha=0.35, s=14)
-                ax.scatter([statistics.median(xs)], [statistics.median(ys)], color=color,
-                           marker=marker, s=60, edgecolors="black",
-                           label=f"{cc} {CASES[case].title}")
+                handles[(i, j, f"{cc} {CASES[case].title}")] = ax.scatter(
+                    [statistics.median(xs)], [statistics.median(ys)], color=color,
+                    marker=marker, s=70, edgecolors="black")
         ax.invert_xaxis()
-        ax.set_title(f"{net}: throughput against queueing delay")
-        ax.set_xlabel("bottleneck queueing delay, p95 over the second half (ms)")
+        ax.set_title(f"{net} ({NETS[net].rate}bit/s, {NETS[net].rtt_ms} ms)")
+        ax.set_xlabel("bottleneck queueing delay, p95, second half (ms)")
         ax.set_ylabel("the controller's flow (Mbit/s)")
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    plots.save(fig, out)
+    for ax in list(axes.flat)[len(nets):]:
+        ax.axis("off")
+    keys = sorted(handles)          # by controller, then case, whichever panel drew it
+    fig.legend([handles[k] for k in keys], [k[2] for k in keys], loc="upper center",
+               ncol=min(len(handles), 5), fontsize=8, frameon=False)
+    plots.save(fig, out, rect=(0, 0, 1, 1 - 0.9 / (4.6 * rows)))
     return True
 
 

@@ -11,6 +11,7 @@ def assert_run_outputs(name: str, run_name: str, sm: dict, d: Path) -> None:
         assert (d / f).stat().st_size > 0, f"{name}/{run_name}: {f} missing"
     # the emulator's late releases are timed, and the flows' first seconds summarised
     assert sm["emulator_late_early_max_ms"] <= sm["emulator_late_max_ms"], (name, run_name)
+    assert sm["flows"], f"{name}/{run_name}: the summary lists no flow"
     for fl in sm["flows"]:
         # tcp_info's window, sampled over the flow's second half
         assert fl["cwnd_median_kb"] and fl["cwnd_median_kb"] > 0, (name, run_name)

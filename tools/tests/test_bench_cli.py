@@ -286,3 +286,15 @@ def test_a_stages_own_extra_instance_already_loaded_is_refused_up_front(stray, m
     assert bench.main([]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"bench: {stray} already loaded"), err
+
+
+def test_rerender_of_a_bench_json_of_the_wrong_shape_is_one_line_and_changes_nothing(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    out = tmp_path / "bench"
+    out.mkdir()
+    (out / "bench.json").write_text(json.dumps({k: {"x": 1} for k in bench.STAGES}))
+    assert bench.main(["--rerender"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not the bench's" in err[0], err
+    assert sorted(p.name for p in out.iterdir()) == ["bench.json"]

@@ -17,11 +17,8 @@ from dataclasses import replace
 
 import pytest
 
-try:
-    from hypothesis import HealthCheck, assume, given, settings
-    from hypothesis import strategies as st
-except ModuleNotFoundError:  # tools/deps.sh installs it in .venv; without it those tests skip
-    given = None
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from vegaskit.analysis import model
 
@@ -385,67 +382,63 @@ def test_reno_like_branch_follows_square_root_law():
 
 # --- monotonicity ------------------------------------------------------------------------
 
-if given is None:
-    @pytest.mark.skip(reason="hypothesis is not installed (tools/deps.sh installs it)")
-    def test_monotonicity_properties():
-        pass
-else:
-    HYP = settings(max_examples=300, deadline=None, derandomize=True, database=None,
-                   suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+HYP = settings(max_examples=300, deadline=None, derandomize=True, database=None,
+               suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 
-    @st.composite
-    def loss_inputs(draw):
-        """Inputs with W0 >= 2 (Vegas never runs below two packets) and T0 >= R (T0 is two
-        smoothed RTTs plus four deviations, section 3.3). Outside that the time-out models
-        are not monotone: with T0 -> 0 the packets of a time-out series come for free."""
-        base = draw(st.floats(1e-3, 1.0))
-        rtt = base * draw(st.floats(1.0001, 10.0))
-        beta = draw(st.floats(0.5, 50.0))
-        alpha = beta * draw(st.floats(0.0, 1.0))
-        wmax = draw(st.sampled_from([2.0, 8.0, 64.0, 1000.0, 1e6]))
-        t0 = rtt * draw(st.floats(1.0, 6.0))
-        p = draw(st.floats(1e-8, 0.98))
-        i = model.ModelInputs(p, rtt, base, alpha, beta, wmax, t0)
-        assume(model.predict(i).w0 >= 2)
-        return i
 
-    def _valid(r: model.ModelResult) -> bool:
-        """Whether the branch's own conditions hold: (12) for (11); (12) and (26) for (23),
-        (32); (12) or (26) failing for (27)."""
-        if r.branch == model.NO_TO_NOT_STABLE:
-            return True
-        if r.branch == model.TO_NOT_STABLE:
-            return not (r.condition_12.holds and r.condition_26.holds)
-        if r.branch == model.NO_TO_STABLE:
-            return r.condition_12.holds
-        return r.condition_12.holds and r.condition_26.holds
+@st.composite
+def loss_inputs(draw):
+    """Inputs with W0 >= 2 (Vegas never runs below two packets) and T0 >= R (T0 is two
+    smoothed RTTs plus four deviations, section 3.3). Outside that the time-out models
+    are not monotone: with T0 -> 0 the packets of a time-out series come for free."""
+    base = draw(st.floats(1e-3, 1.0))
+    rtt = base * draw(st.floats(1.0001, 10.0))
+    beta = draw(st.floats(0.5, 50.0))
+    alpha = beta * draw(st.floats(0.0, 1.0))
+    wmax = draw(st.sampled_from([2.0, 8.0, 64.0, 1000.0, 1e6]))
+    t0 = rtt * draw(st.floats(1.0, 6.0))
+    p = draw(st.floats(1e-8, 0.98))
+    i = model.ModelInputs(p, rtt, base, alpha, beta, wmax, t0)
+    assume(model.predict(i).w0 >= 2)
+    return i
 
-    @HYP
-    @given(loss_inputs(), st.floats(1.000001, 3.0))
-    def test_throughput_falls_as_p_rises(i, factor):
-        i2 = replace(i, p=min(i.p * factor, 0.99))
-        assume(i2.p > i.p)
-        for branch in LOSS_BRANCHES:
-            r1, r2 = model.predict(i, branch), model.predict(i2, branch)
-            if _valid(r1) and _valid(r2):
-                assert r2.throughput_pps <= r1.throughput_pps * (1 + 1e-12), branch
+def _valid(r: model.ModelResult) -> bool:
+    """Whether the branch's own conditions hold: (12) for (11); (12) and (26) for (23),
+    (32); (12) or (26) failing for (27)."""
+    if r.branch == model.NO_TO_NOT_STABLE:
+        return True
+    if r.branch == model.TO_NOT_STABLE:
+        return not (r.condition_12.holds and r.condition_26.holds)
+    if r.branch == model.NO_TO_STABLE:
+        return r.condition_12.holds
+    return r.condition_12.holds and r.condition_26.holds
 
-    @HYP
-    @given(loss_inputs(), st.floats(1.000001, 3.0))
-    def test_throughput_falls_as_rtt_rises(i, factor):
-        i2 = replace(i, rtt=i.rtt * factor, t0=i.t0 * factor)
-        assume(model.predict(i2).w0 >= 2)
-        for branch in LOSS_BRANCHES:
-            r1, r2 = model.predict(i, branch), model.predict(i2, branch)
-            if _valid(r1) and _valid(r2):
-                assert r2.throughput_pps <= r1.throughput_pps * (1 + 1e-12), branch
+@HYP
+@given(loss_inputs(), st.floats(1.000001, 3.0))
+def test_throughput_falls_as_p_rises(i, factor):
+    i2 = replace(i, p=min(i.p * factor, 0.99))
+    assume(i2.p > i.p)
+    for branch in LOSS_BRANCHES:
+        r1, r2 = model.predict(i, branch), model.predict(i2, branch)
+        if _valid(r1) and _valid(r2):
+            assert r2.throughput_pps <= r1.throughput_pps * (1 + 1e-12), branch
 
-    @HYP
-    @given(loss_inputs())
-    def test_auto_never_exceeds_the_window_it_holds(i):
-        # No loss model can send faster than the stable window W0 (5) per R.
-        r = model.predict(i)
-        assert r.throughput_pps <= r.w0 / i.rtt * (1 + 1e-12), r.branch
+@HYP
+@given(loss_inputs(), st.floats(1.000001, 3.0))
+def test_throughput_falls_as_rtt_rises(i, factor):
+    i2 = replace(i, rtt=i.rtt * factor, t0=i.t0 * factor)
+    assume(model.predict(i2).w0 >= 2)
+    for branch in LOSS_BRANCHES:
+        r1, r2 = model.predict(i, branch), model.predict(i2, branch)
+        if _valid(r1) and _valid(r2):
+            assert r2.throughput_pps <= r1.throughput_pps * (1 + 1e-12), branch
+
+@HYP
+@given(loss_inputs())
+def test_auto_never_exceeds_the_window_it_holds(i):
+    # No loss model can send faster than the stable window W0 (5) per R.
+    r = model.predict(i)
+    assert r.throughput_pps <= r.w0 / i.rtt * (1 + 1e-12), r.branch
 
 
 def test_monotone_sweeps_on_the_example():

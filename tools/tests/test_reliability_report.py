@@ -28,3 +28,13 @@ def test_a_failure_withdraws_the_zeros():
     text = render(rows, 10, 1)
     assert "| races run (rounds) | 2 | 27 | 7 | 0 |" in text
     assert "0 tracebacks" not in text and "`a::t5`" in text
+
+
+def test_a_skip_is_listed_with_the_reason_its_test_gave():
+    """Not every skip is a missing kernel feature (one needs setpriv): the report quotes
+    each test's own reason rather than claiming one for all."""
+    rows = ROWS[:3] + [dict(ROWS[3], reason="needs root to drop to an unprivileged user")]
+    text = render(rows, 10, 0)
+    assert "- `a::t4`: needs root to drop to an unprivileged user" in text
+    assert "kernel feature" not in text
+    assert "- `a::t4`: no reason recorded" in render(ROWS, 10, 0)

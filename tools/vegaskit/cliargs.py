@@ -4,6 +4,9 @@ block above it."""
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import sys
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -32,3 +35,35 @@ def parse(ap: OneLineParser, argv: list[str] | None) -> argparse.Namespace | Non
         if e.code == 2:
             return None
         raise
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type of a duration: a finite number of seconds above 0."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a number of seconds") from None
+    if not (x > 0 and math.isfinite(x)):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0")
+    return x
+
+
+def env_number(name: str, default: float, kind: type = int, tag: str = "vegaskit"):
+    """A number from the environment (JOBS, AB_REPS, VM_TIMEOUT: make passes its
+    command-line variables there), read once as a parser's default. A value that is not
+    a number is one line on stderr and exit status 2, not a traceback; unset or empty is
+    the default."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    why = f"not {'an integer' if kind is int else 'a number'}"
+    try:
+        x = kind(raw)                   # kind may be an argparse type such as positive_seconds
+    except argparse.ArgumentTypeError as e:
+        x, why = None, str(e).removeprefix(f"{raw!r}: ")
+    except ValueError:
+        x = None
+    if x is None or not math.isfinite(x):
+        print(f"{tag}: {name}={raw!r}: {why}", file=sys.stderr)
+        sys.exit(2)
+    return x

@@ -17,8 +17,11 @@ def loaded(owner: str, specs: dict[str, list[str]]):
     try:
         for name, (variant, *params) in specs.items():
             leftovers.record_loaded(owner, name)
-            subprocess.run([str(paths.VEGASCTL), "load", variant, "--name", name, *params],
-                           check=True, capture_output=True, timeout=60)
+            done = subprocess.run([str(paths.VEGASCTL), "load", variant, "--name", name,
+                                   *params], capture_output=True, text=True, timeout=60)
+            if done.returncode:                 # vegasctl's own one line, not a traceback
+                raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip()
+                                   else f"vegasctl load {variant} --name {name} failed")
             names.append(name)
         yield names
     finally:

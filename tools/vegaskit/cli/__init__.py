@@ -20,3 +20,18 @@ def testbed_ready(prog: str) -> int:
         print(f"{prog}: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def guarded(prog: str, fn):
+    """fn(), which runs labs, with Ctrl-C (SIGTERM too, after proc.sigterm_unwinds) and a
+    refusal (RuntimeError: a controller or tool said no, in its own words) each turned
+    into one line on stderr. (fn's result, 0), or (None, 130) or (None, 1); the labs'
+    own unwinding has removed what they started either way."""
+    try:
+        return fn(), 0
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; everything it started was removed", file=sys.stderr)
+        return None, 130
+    except RuntimeError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return None, 1

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,7 @@ from vegaskit import intf, paths
 from vegaskit.hostinfo import host
 from vegaskit.bench import (emulator, flowscale, instances, opcost, overhead, plots,
                             swapscale, tracing)
+from vegaskit.cli import testbed_ready
 from vegaskit.cli.results import source_commit
 from vegaskit.testbed import leftovers
 from vegaskit.cliargs import OneLineParser
@@ -449,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
                   "of bench.partial.json's finished ones); the others' figures are missing, "
                   "so run every stage first", file=sys.stderr)
             return 2
+    if rc := testbed_ready("bench"):                # after the checks of its arguments
+        return rc
     have = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
     # and the stages' own extra instances, whose load would otherwise fail mid-bench
     mine = {*OURS, *map(opcost.one_call_name, OURS), overhead.CODE_ONLY}
@@ -465,15 +469,23 @@ def main(argv: list[str] | None = None) -> int:
     fns, commit = stage_fns(a.rounds, a.seconds), source_commit()
     r: dict = {}
     # a SIGKILLed bench is swept like a run: instances.loaded notes them first
-    with instances.loaded(owner, {cc: [cc.removeprefix("bpf_")] for cc in OURS}):
-        for name in a.stages or STAGES:
-            print(f"== {name}", flush=True)
-            r[name] = fns[name]()
-            r[name]["measured"] = {"date": time.strftime("%Y-%m-%d %H:%M"), "commit": commit,
-                                   "host": host()}
-            print(json.dumps(r[name], indent=1), flush=True)
-            # a stage that fails later loses nothing done before it
-            partial.write_text(json.dumps({**earlier, **r}, indent=1) + "\n")
+    try:
+        with instances.loaded(owner, {cc: [cc.removeprefix("bpf_")] for cc in OURS}):
+            for name in a.stages or STAGES:
+                print(f"== {name}", flush=True)
+                r[name] = fns[name]()
+                r[name]["measured"] = {"date": time.strftime("%Y-%m-%d %H:%M"),
+                                       "commit": commit, "host": host()}
+                print(json.dumps(r[name], indent=1), flush=True)
+                # a stage that fails later loses nothing done before it
+                partial.write_text(json.dumps({**earlier, **r}, indent=1) + "\n")
+    except KeyboardInterrupt:
+        print("bench: interrupted; what it loaded was unloaded", file=sys.stderr)
+        return 130
+    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+        # a stage's tool refused or died: its reason in one line; finished stages are kept
+        print(f"bench: {e}", file=sys.stderr)
+        return 1
     r = {k: r.get(k, earlier.get(k)) for k in STAGES}
     (out / "bench.json").write_text(json.dumps(r, indent=1) + "\n")
     partial.unlink(missing_ok=True)
@@ -498,7 +510,14 @@ def rerender(out: Path) -> int:
         print(f"bench: --rerender: {out / 'bench.json'} lacks a stage (a complete bench writes "
               "every one)", file=sys.stderr)
         return 2
-    write_report(r, out)
+    try:
+        text = report(r)                # before anything is written: a bad file changes nothing
+    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+        print(f"bench: --rerender: {out / 'bench.json'} is not the bench's (a field missing "
+              f"or of the wrong kind: {e!r})", file=sys.stderr)
+        return 2
+    (out / "report.md").write_text(text)
+    plots.write(r, out)
     return 0
 
 

@@ -10,16 +10,31 @@ from __future__ import annotations
 import sys
 
 from vegaskit import paths
+from vegaskit.cli import guarded, testbed_ready
+from vegaskit.cliargs import OneLineParser, parse
+from vegaskit.proc import sigterm_unwinds
 from vegaskit.testbed import runner
-from vegaskit.testbed.scenario import Scenario
+from vegaskit.testbed.scenario import Scenario, ScenarioError
 
 
-def main() -> int:
-    s = Scenario.load(paths.SCENARIOS / "demo.toml")
-    run = s.run("demo", "demo")
+def main(argv: list[str] | None = None) -> int:
+    ap = OneLineParser(prog="python -m vegaskit.cli.demo", description=__doc__.split("\n")[0])
+    if parse(ap, argv) is None:
+        return 2
+    if rc := testbed_ready("demo"):
+        return rc
+    try:
+        s = Scenario.load(paths.SCENARIOS / "demo.toml")
+        run = s.run("demo", "demo")
+    except ScenarioError as e:
+        print(f"demo: {e}", file=sys.stderr)
+        return 2
     out = paths.BUILD / "demo"
     print(f"{s.title}; {run.duration:.0f} s, flows join at 0, 5 and 10 s\n", flush=True)
-    sm = runner.execute(run, out)
+    sigterm_unwinds()                   # make killed: the lab is removed as on Ctrl-C
+    sm, rc = guarded("demo", lambda: runner.execute(run, out))
+    if rc:
+        return rc
     print(f"{'flow':<16} {'Mbit/s (2nd half)':>18} {'Mbit/s (mean)':>14} {'retx':>6} {'RTT p95 ms':>11}")
     for fl in sm["flows"]:
         print(f"{fl['label']:<16} {fl['second_half_bps'] / 1e6:18.3f} {fl['avg_bps'] / 1e6:14.3f} "

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import os
 import statistics
 import sys
 from dataclasses import dataclass, replace
@@ -42,7 +41,7 @@ from vegaskit.cli.results import run_tasks, source_commit
 from vegaskit.analysis import model, model_sim, pftk, plots
 from vegaskit.analysis.model_inputs import MSS, keep, measured
 from vegaskit.testbed.scenario import Scenario, ScenarioError
-from vegaskit.cliargs import OneLineParser
+from vegaskit.cliargs import OneLineParser, env_number
 
 # The papers' arithmetic: seed 001 validated its model on ns-2's Vegas agent (section 4),
 # whose diff is equation (1)'s backlog, W (RTT - baseRTT) / RTT, from the round's average RTT;
@@ -461,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", action="append", choices=[*FAMILIES, "reno"],
                     help="run only this family (repeatable); the others' finished runs are "
                     "analysed as they are")
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
+    ap.add_argument("--jobs", type=int, default=env_number("JOBS", 1, tag="model-validation"),
                     help="runs at once (default 1)")
     a = ap.parse_args(argv)
     if a.src and a.family:

@@ -23,7 +23,7 @@ from vegaskit.nativeab import analyse
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.vm import guest
 from vegaskit.vm.kernels import resolve
-from vegaskit.cliargs import OneLineParser
+from vegaskit.cliargs import OneLineParser, env_number, positive_seconds
 
 SCENARIOS = sorted((paths.SCENARIOS / "native_ab").glob("*.toml"))
 OUT = paths.RESULTS / "native-ab"
@@ -40,10 +40,10 @@ def main(argv: list[str] | None = None) -> int:
                        description=__doc__.split("\n")[0])
     ap.add_argument("kernel", nargs="?", default=DEFAULT_KERNEL,
                     help=f"bookworm, backports or linux-image-... (default {DEFAULT_KERNEL})")
-    ap.add_argument("--reps", type=int, default=int(os.environ.get("AB_REPS") or 8),
+    ap.add_argument("--reps", type=int, default=env_number("AB_REPS", 8, tag="native-ab"),
                     help="runs per arm and scenario (default 8: with 5 the exact test cannot "
                          "reach p < 0.05 after the Holm adjustment)")
-    ap.add_argument("--timeout", type=float, default=float(os.environ.get("VM_TIMEOUT") or 5400),
+    ap.add_argument("--timeout", type=positive_seconds, default=env_number("VM_TIMEOUT", 5400.0, positive_seconds, tag="native-ab"),
                     help="seconds before the guest is killed (default 5400)")
     ap.add_argument("--analyse", type=Path, metavar="RAW_DIR",
                     help="only re-render results/native-ab/ from a guest's raw runs")

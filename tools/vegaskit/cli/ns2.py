@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", action="append", dest="runs",
                     help="replay only this run (repeatable); the others' summaries stay")
     ap.add_argument("--reps", type=int, help="repetitions (default: the profile's)")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 64))
     ap.add_argument("--rerender", action="store_true",
                     help="rewrite the report from the stored summaries, simulating nothing")
     ap.add_argument("--out", dest="out", type=Path, default=paths.RESULTS,
@@ -143,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
         path = write_report(a.out, a.profile, [s.path for s in scenarios])
     except (ScenarioError, OSError, ValueError) as e:
         print(f"ns2: {e}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, IndexError, AttributeError) as e:
+        print(f"ns2: a summaries.json under {a.out} is not ns2's (a field missing or of the "
+              f"wrong kind: {e!r})", file=sys.stderr)
         return 2
     print(path)
     return 0

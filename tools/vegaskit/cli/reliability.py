@@ -71,8 +71,8 @@ def render(rows: list[dict], seconds: float, pytest_rc: int) -> str:
                 "failure of any is a failed test above)."]
     skipped = [r for r in rows if r["outcome"] == "skipped"]
     if skipped:
-        out += ["", "Skipped (a kernel feature this machine lacks; not counted):", ""]
-        out += [f"- `{r['test']}`" for r in skipped]
+        out += ["", "Skipped (not counted), each with the reason its test gave:", ""]
+        out += [f"- `{r['test']}`: {r.get('reason') or 'no reason recorded'}" for r in skipped]
     out += ["", "## Per test", "", "| test | kind | cases | outcome |", "|---|---|---|---|"]
     out += [f"| `{r['test']}` | {r['kind']} | {r['cases']} | {r['outcome']} |"
             for r in sorted(rows, key=lambda r: (r["kind"], r["test"]))]

@@ -28,11 +28,11 @@ import sys
 from pathlib import Path
 
 from vegaskit import paths
-from vegaskit.cli import testbed_ready
+from vegaskit.cli import guarded, testbed_ready
 from vegaskit.proc import sigterm_unwinds
 from vegaskit.testbed import index, iperf, leftovers, report, runner
 from vegaskit.testbed.scenario import SLOT_LABELS, Scenario, ScenarioError, job_suffix
-from vegaskit.cliargs import OneLineParser
+from vegaskit.cliargs import OneLineParser, env_number
 
 INDEX_PROFILE = "full"
 
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="ci")
     ap.add_argument("--run", action="append", dest="runs", help="only this run (repeatable)")
     ap.add_argument("--reps", type=int, help="repetitions of each run (default: the profile's)")
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
+    ap.add_argument("--jobs", type=int, default=env_number("JOBS", 1, tag="results"),
                     help="runs at once (default 1)")
     ap.add_argument("--out", type=Path, default=paths.RESULTS)
     ap.add_argument("--trace-all", action="store_true",
@@ -343,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     index_cmd = ("sudo make results (every scenario, PROFILE=full); after a partial run, "
                  "python -m vegaskit.cli.results --index --profile full")
+    if a.index and a.profile != INDEX_PROFILE:
+        print(f"testbed: --index: the index is of the {INDEX_PROFILE} profile's runs; "
+              f"give --profile {INDEX_PROFILE}", file=sys.stderr)
+        return 2
     if a.index or a.rerender:
         if not a.out.is_dir():
             print(f"testbed: {a.out}: no such results directory", file=sys.stderr)
@@ -357,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as e:
             print(f"testbed: --rerender needs each scenario's summaries.json: {e}",
                   file=sys.stderr)
+            return 2
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            print(f"testbed: --rerender: {base / 'summaries.json'} is not the runner's "
+                  f"(a field missing or of the wrong kind: {e!r})", file=sys.stderr)
             return 2
         if a.profile == INDEX_PROFILE:
             print(index.write(every, a.out, a.profile, index_cmd))
@@ -381,18 +389,11 @@ def main(argv: list[str] | None = None) -> int:
     if (warn := leftovers.budget_warning(a.jobs)):
         print(f"testbed: {warn}", file=sys.stderr)
     sigterm_unwinds()
-    try:
-        execute(plans, a.profile, a.out, a.reps, a.jobs, whole=not a.runs,
-                trace_all=a.trace_all)
-        if a.profile == INDEX_PROFILE:
-            print(f"   index: {index.write(every, a.out, a.profile, index_cmd)}", flush=True)
-    except KeyboardInterrupt:
-        print("testbed: interrupted; everything it started was removed", file=sys.stderr)
-        return 130
-    except RuntimeError as e:           # a controller or tool refused: its reason, one line
-        print(f"testbed: {e}", file=sys.stderr)
-        return 1
-    return 0
+    _, rc = guarded("testbed", lambda: execute(plans, a.profile, a.out, a.reps, a.jobs,
+                                               whole=not a.runs, trace_all=a.trace_all))
+    if rc == 0 and a.profile == INDEX_PROFILE:
+        print(f"   index: {index.write(every, a.out, a.profile, index_cmd)}", flush=True)
+    return rc
 
 
 if __name__ == "__main__":

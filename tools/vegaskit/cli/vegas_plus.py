@@ -11,19 +11,18 @@ when named.
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 from vegaskit import paths
-from vegaskit.cli import testbed_ready
+from vegaskit.cli import guarded, testbed_ready
 from vegaskit.proc import sigterm_unwinds
 from vegaskit.testbed import leftovers, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.vegasplus import cases, report
 
 from . import results
-from vegaskit.cliargs import OneLineParser
+from vegaskit.cliargs import OneLineParser, env_number
 
 COMMAND = ("sudo make vegas-plus (CASES=... NETS=... CCS=... rerun only those; "
            "python -m vegaskit.cli.vegas_plus --rerender rewrites the report)")
@@ -49,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--net", action="append", dest="nets", help="only this network (repeatable)")
     ap.add_argument("--cc", action="append", dest="ccs", help="only this controller (repeatable)")
     ap.add_argument("--reps", type=int, default=cases.REPS)
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or 1),
+    ap.add_argument("--jobs", type=int, default=env_number("JOBS", 1, tag="vegas-plus"),
                     help="runs at once (default 1); each run's first repetition is traced")
     ap.add_argument("--trace-all", action="store_true",
                     help="trace every repetition, not only the first")
@@ -68,10 +67,18 @@ def main(argv: list[str] | None = None) -> int:
         print("vegas-plus: --reps must be 1 to 100 and --jobs 1 to 16", file=sys.stderr)
         return 2
     if a.rerender:
-        if not base.is_dir():
-            print(f"vegas-plus: {base}: nothing to render", file=sys.stderr)
+        if not any(base.glob(f"vp_*/{report.PROFILE}/summaries.json")):
+            print(f"vegas-plus: {base}: no runs to render", file=sys.stderr)
             return 2
-        print(report.write(base, COMMAND))
+        try:
+            print(report.write(base, COMMAND))
+        except (OSError, ValueError) as e:      # ValueError: JSON that does not parse
+            print(f"vegas-plus: --rerender: {e}", file=sys.stderr)
+            return 2
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            print(f"vegas-plus: --rerender: a run's JSON under {base} is not the runner's "
+                  f"(a field missing or of the wrong kind: {e!r})", file=sys.stderr)
+            return 2
         return 0
     if a.reps != cases.REPS and a.out.resolve() == paths.RESULTS.resolve():
         print(f"vegas-plus: --reps {a.reps} would mix with the report's {cases.REPS}: "
@@ -91,15 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     if (warn := leftovers.budget_warning(a.jobs)):
         print(f"vegas-plus: {warn}", file=sys.stderr)
     sigterm_unwinds()
-    try:
-        results.execute(plans, report.PROFILE, base, a.reps, a.jobs,
-                        whole=sel_ccs == list(cases.CCS), trace_all=a.trace_all)
-    except KeyboardInterrupt:
-        print("vegas-plus: interrupted; everything it started was removed", file=sys.stderr)
-        return 130
-    except RuntimeError as e:
-        print(f"vegas-plus: {e}", file=sys.stderr)
-        return 1
+    _, rc = guarded("vegas-plus", lambda: results.execute(
+        plans, report.PROFILE, base, a.reps, a.jobs, whole=sel_ccs == list(cases.CCS),
+        trace_all=a.trace_all))
+    if rc:
+        return rc
     print(f"   report: {report.write(base, COMMAND)}", flush=True)
     return 0
 

@@ -21,7 +21,7 @@ from vegaskit import paths
 from vegaskit.proc import sigterm_unwinds
 from vegaskit.vm.kernels import Kernel, resolve
 from vegaskit.vm.systemd_boot import Boot, boot_twice
-from vegaskit.cliargs import OneLineParser
+from vegaskit.cliargs import OneLineParser, positive_seconds
 
 OURS = ("vegas_a", "vegas_lowq")        # the example configuration's controllers
 KERNELS_OWN = ("reno", "cubic")
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(prog="python -m vegaskit.cli.vm_systemd",
                        description=__doc__.split("\n")[0])
     ap.add_argument("--kernel", default=os.environ.get("KERNEL") or "backports")
-    ap.add_argument("--timeout", type=float, default=1500, help="seconds per boot")
+    ap.add_argument("--timeout", type=positive_seconds, default=1500, help="seconds per boot")
     ap.add_argument("--out", type=Path, default=paths.RESULTS / "systemd")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:

@@ -43,7 +43,7 @@ from vegaskit.proc import sigterm_unwinds
 from vegaskit.vm import guest
 from vegaskit.vm.guest import VENV_BIN, VM_CPUS, VM_MEMORY, run_streaming
 from vegaskit.vm.kernels import CACHE, Kernel, resolve
-from vegaskit.cliargs import OneLineParser
+from vegaskit.cliargs import OneLineParser, env_number, positive_seconds
 
 REPO = paths.REPO
 REPORT = paths.RESULTS / "kernels" / "report.md"
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tests", default=os.environ.get("VM_TESTS") or None,
                     help="pytest arguments, one shell-quoted string (default: $VM_TESTS, "
                          "else the smoke set)")
-    ap.add_argument("--timeout", type=float, default=float(os.environ.get("VM_TIMEOUT", 1800)),
+    ap.add_argument("--timeout", type=positive_seconds, default=env_number("VM_TIMEOUT", 1800.0, positive_seconds, tag="vm-test"),
                     help="seconds per kernel before the guest is killed (default 1800)")
     ap.add_argument("--host-tests", action="store_true",
                     help="also run the tests on the running kernel (KERNEL=host implies it)")
@@ -297,7 +297,11 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     specs = a.kernels or MATRIX
-    tests = shlex.split(a.tests) if a.tests else SMOKE
+    try:
+        tests = shlex.split(a.tests) if a.tests else SMOKE
+    except ValueError as e:             # an unbalanced quote in VM_TESTS
+        print(f"vm-test: --tests {a.tests!r}: {e}", file=sys.stderr)
+        return 2
     explicit_host = bool(a.kernels) and "host" in a.kernels
 
     # SIGTERM (make killed, CI timeout) unwinds like Ctrl-C, so guests are killed.

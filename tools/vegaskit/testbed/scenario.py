@@ -471,9 +471,12 @@ class Scenario:
     def load(cls, path: str | Path) -> "Scenario":
         path = Path(path)
         try:
-            return cls.parse(path.read_text(), path)
+            text = path.read_text()
         except OSError as e:
             raise ScenarioError(f"{path}: {e}") from None
+        except UnicodeDecodeError:
+            raise ScenarioError(f"{path}: not a text file (UTF-8 TOML)") from None
+        return cls.parse(text, path)
 
     @classmethod
     def parse(cls, text: str, path: str | Path = "<string>") -> "Scenario":

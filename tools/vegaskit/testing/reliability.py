@@ -51,8 +51,12 @@ def pytest_runtest_makereport(item, call):
     if kind not in KINDS:
         raise pytest.UsageError(f"{item.nodeid}: reliability kind {kind!r} is not one of {list(KINDS)}")
     if rep.when == "call" or (rep.when == "setup" and not rep.passed):
-        _rows.append({"test": item.nodeid, "kind": kind, "outcome": rep.outcome,
-                      "cases": _cases.get(item.nodeid, 0) or 1})
+        row = {"test": item.nodeid, "kind": kind, "outcome": rep.outcome,
+               "cases": _cases.get(item.nodeid, 0) or 1}
+        if rep.skipped:                 # (path, line, "Skipped: why"): the report says why
+            why = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+            row["reason"] = why.removeprefix("Skipped: ")
+        _rows.append(row)
     elif rep.when == "teardown" and rep.failed:
         # the leak checks run in teardown: a test that left state behind failed
         for row in _rows:

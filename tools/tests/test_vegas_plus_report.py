@@ -77,3 +77,30 @@ def test_the_plot_has_a_panel_per_network_that_ran_and_a_legend_entry_per_point(
     assert seen["legend"] == ["vegas_plus alone", "vegas against 1 cubic",
                               "cubic against 1 reno"]
     assert not report.plot({}, tmp_path / "none.png")
+
+
+def test_the_summary_has_vegas_plus_s_goal_rows_on_the_goals_networks():
+    figs = {("alone", "10M20", "vegas_plus"): [{"utilisation": 0.99}] * 5 + [{"utilisation": 0.9}],
+            ("bbr", "100M80", "vegas_plus"): [{"share": 0.2}] * 6,
+            ("alone", "100M20tsq", "vegas_plus"): [{"utilisation": 0.5}] * 6,
+            ("alone", "10M20", "cubic"): [{"utilisation": 0.1}] * 6}
+    lines = report.summary(figs)
+    assert lines[0] == "| figure | 10M20 | 10M80 | 100M20 | 100M80 | goal |"
+    (util,) = [r for r in lines if r.startswith("| alone: bottleneck utilisation")]
+    assert util == ("| alone: bottleneck utilisation | 0.99 [0.9, 0.99]: 5/6 | not run | "
+                    "not run | not run | ≥ 0.97 |")
+    (bbr,) = [r for r in lines if r.startswith("| against 1 bbr")]
+    assert bbr.endswith("| 0.2 [0.2, 0.2] (6) | report |")        # no goal, no count
+    assert not any("start" in r for r in lines)                    # on-request cases stay out
+    assert not any("late" in r for r in lines)
+
+
+def test_the_readme_s_summary_is_replaced_between_its_markers_and_nowhere_else(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{report.README_BEGIN}\nold table\n{report.README_END}\nrest\n")
+    assert report.sync_readme(["| new |"], readme)
+    assert readme.read_text() == (f"intro\n{report.README_BEGIN}\n| new |\n"
+                                  f"{report.README_END}\nrest\n")
+    readme.write_text("no markers\n")
+    assert not report.sync_readme(["| new |"], readme)
+    assert readme.read_text() == "no markers\n"

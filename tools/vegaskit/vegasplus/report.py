@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from vegaskit import paths
 from vegaskit.analysis import plots, stats
 
 from . import measure
-from .cases import ABLATIONS, CASES, CCS, NETS, scenario_name
+from .cases import ABLATIONS, CASES, CCS, DEFAULT_CASES, NETS, scenario_name
 
 PROFILE = "full"
 ANY_CASE = "*"          # a row over every case's repetitions
@@ -92,15 +93,21 @@ def collect(base: Path) -> dict[tuple[str, str, str], list[dict]]:
             d = base / scenario_name(case, net) / PROFILE
             if not (d / "summaries.json").exists():
                 continue
-            sms = json.loads((d / "summaries.json").read_text())
+            try:
+                sms = json.loads((d / "summaries.json").read_text())
+            except ValueError as e:
+                raise ValueError(f"{d / 'summaries.json'}: {e}") from None
             reps: dict[str, int] = {}
             for sm in sms:
                 reps[sm["run"]] = reps.get(sm["run"], 0) + 1
             for sm in sms:
                 n = reps[sm["run"]]
                 rd = d / sm["run"] / f"rep{sm['rep']}" if n > 1 else d / sm["run"]
-                out.setdefault((case.key, net.key, sm["run"]), []).append(
-                    figures_of(rd, net, case.key))
+                try:
+                    figs = figures_of(rd, net, case.key)
+                except ValueError as e:             # a JSON file of the run that does not parse
+                    raise ValueError(f"{rd}: {e}") from None
+                out.setdefault((case.key, net.key, sm["run"]), []).append(figs)
     return out
 
 
@@ -146,6 +153,49 @@ def table(figs: dict, net: str) -> list[str]:
 # the plot's cases and their markers: alone, and against each loss-based competitor of one
 PLOT_CASES = (("alone", "o"), ("reno", "s"), ("cubic", "^"))
 PLOT_COLUMNS = 2
+
+
+# the networks issue 17 sets its goals on; the others (tsq, frames) test what sizes the
+# bursts at 100 Mbit/s (docs/DESIGN.md §7.3)
+GOAL_NETS = [k for k, n in NETS.items() if not n.sysctl]
+# README.md shows the summary between these lines; report.write keeps it the report's own
+README_BEGIN = "<!-- vegas_plus summary: written by make vegas-plus from results/vegas_plus -->"
+README_END = "<!-- end of vegas_plus summary -->"
+
+
+def summary(figs: dict) -> list[str]:
+    """vegas_plus's figure for each goal of issue 17 (and its share against bbr) on the
+    goals' four networks, with in how many repetitions the goal held: the table a reader
+    needs first, and the one README.md shows."""
+    out = ["| figure | " + " | ".join(GOAL_NETS) + " | goal |",
+           "|---|" + "---|" * len(GOAL_NETS) + "---|"]
+    for row in ROWS:
+        if row.case not in DEFAULT_CASES or (row.meets is None and row.goal != "report"):
+            continue
+        cells = []
+        for net in GOAL_NETS:
+            xs = [f.get(row.key) for f in figs.get((row.case, net, "vegas_plus"), [])
+                  if row.key in f]
+            cell = _cell(xs, row.missing)
+            if row.meets is not None and xs:
+                ok = sum(x is not None and row.meets(x) for x in xs)
+                cell = f"{cell.removesuffix(f' ({len(xs)})')}: {ok}/{len(xs)}"
+            cells.append(cell)
+        unit = f" ({row.unit})" if row.unit else ""
+        out.append(f"| {row.what}{unit} | " + " | ".join(cells) + f" | {row.goal} |")
+    return out
+
+
+def sync_readme(block: list[str], readme: Path) -> bool:
+    """Replace README's summary (between README_BEGIN and README_END) with block.
+    False, and nothing written, if README has no such place."""
+    text = readme.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        return False
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    readme.write_text(head + "\n".join([README_BEGIN, *block, README_END]) + tail)
+    return True
 
 
 def plot(figs: dict, out: Path) -> bool:
@@ -201,7 +251,11 @@ def render(figs: dict, command: str, commits: list[str]) -> str:
            "[the distribution-free 95% interval] (repetitions): 6 repetitions give [min, max] "
            "at 96.9%. vegas_plus's goal column says in how many repetitions the goal held; "
            "a goal is *met* only when it held in every one. Shares are the flow's rate over "
-           "the mean rate of all flows (1 = its fair share).", ""]
+           "the mean rate of all flows (1 = its fair share).", "",
+           "## Summary: vegas_plus against each goal", "",
+           "The median [95% interval] over the repetitions, then in how many of them the "
+           "goal held (the tables below have every controller, case and figure).", "",
+           *summary(figs), ""]
     for net in NETS.values():
         if not any(k[1] == net.key for k in figs):
             out += [f"## {net.key}: not run", ""]
@@ -220,4 +274,6 @@ def write(base: Path, command: str) -> Path:
     plot(figs, base / "throughput_delay.png")
     path = base / "report.md"
     path.write_text(render(figs, command, commits))
+    if base.resolve() == (paths.RESULTS / "vegas_plus").resolve():
+        sync_readme(summary(figs), paths.REPO / "README.md")
     return path

@@ -71,6 +71,11 @@ def largest_window(records: list[Record]) -> int:
 
 
 def available() -> bool:
+    """Whether this kernel has tcp:tcp_probe. tracefs not mounted is the host's setup, not
+    the kernel's lack (make deps mounts it), so that is a RuntimeError, never a False
+    that a test would take as a reason to skip."""
+    if not (TRACEFS / "events").is_dir():
+        raise RuntimeError(f"tracefs is not mounted at {TRACEFS} (make deps mounts it)")
     return (TRACEFS / "events" / "tcp" / "tcp_probe").is_dir()
 
 

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from vegaskit import paths
-from vegaskit.cli import testbed_ready
+from vegaskit.cli import guarded, testbed_ready
 from vegaskit.analysis import stats
 from vegaskit.testbed import report, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
@@ -181,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         return rc
     raw = paths.BUILD / "concurrency"      # per-run files: tens of MB, not for git
     alone, beside, wall = [], [], {"alone": 0.0, "beside": 0.0}
-    try:
+
+    def study() -> None:
         with cf.ProcessPoolExecutor(1 + a.beside, mp_context=mp.get_context("fork")) as pool:
             for rep in range(a.reps):
                 t = time.monotonic()
@@ -193,12 +194,9 @@ def main(argv: list[str] | None = None) -> int:
                 wall["beside"] += time.monotonic() - t
                 print(f"round {rep}: alone Jain {alone[-1]['jain_lifetime']}, beside Jain "
                       f"{beside[-1]['jain_lifetime']}", flush=True)
-    except KeyboardInterrupt:
-        print("concurrency: interrupted; everything it started was removed", file=sys.stderr)
-        return 130
-    except RuntimeError as e:
-        print(f"concurrency: {e}", file=sys.stderr)
-        return 1
+
+    if (rc := guarded("concurrency", study)[1]):
+        return rc
     rows = analyse(alone, beside)
     setup = {"scenario": s.name, "run": a.run, "profile": a.profile, "reps": a.reps,
              "beside": a.beside, "others": others, "cpus": os.cpu_count(),

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from vegaskit import cpustat, paths
 from vegaskit.analysis import stats
-from vegaskit.cli import concurrency, testbed_ready
+from vegaskit.cli import concurrency, guarded, testbed_ready
 from vegaskit.cli.results import source_commit
 from vegaskit.testbed.linkemu import FIFO_PRIORITY
 from vegaskit.testbed.scenario import Scenario, ScenarioError
@@ -162,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     raw = paths.BUILD / "fifo_ab"      # per-run files: tens of MB, not for git
     rounds: dict[str, list[list[dict]]] = {arm: [] for arm in ARMS}
     cpu0, t0, commit = cpustat.now(), time.monotonic(), source_commit()
-    try:
+
+    def study() -> None:
         with cf.ProcessPoolExecutor(a.jobs, mp_context=mp.get_context("fork")) as pool:
             for rnd in range(a.rounds):
                 for prio in (0, a.prio):
@@ -171,12 +172,9 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"round {rnd} {ARMS[bool(prio)]}: queue "
                           f"{[sm['queue_mean_pkts'] for sm in runs]}, late releases "
                           f"{[sm['emulator_late_1ms'] for sm in runs]}", flush=True)
-    except KeyboardInterrupt:
-        print("fifo_ab: interrupted; everything it started was removed", file=sys.stderr)
-        return 130
-    except RuntimeError as e:
-        print(f"fifo_ab: {e}", file=sys.stderr)
-        return 1
+
+    if (rc := guarded("fifo_ab", study)[1]):
+        return rc
     cpu1 = cpustat.now()
     rows = analyse(rounds)
     every = [sm for arm in ARMS for rnd in rounds[arm] for sm in rnd]

@@ -6,6 +6,7 @@
  * facts come from the running kernel's BTF; program types and helpers from
  * loading the smallest program that needs them (bpf/vk_probe.bpf.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,50 +25,103 @@ VK_EMBED(vk_probe)
 
 const char vk_usage_features[] = "features [--json]";
 
+/*
+ * A probe's answer. LACKS is the kernel's: why says what it refused or did not
+ * have, so a test that skips on it can name the reason. BROKEN is ours (the
+ * embedded probe object would not open, or lacks the program named): never a
+ * "no", since a test would then skip for a defect of this project.
+ */
+enum { BROKEN = -1, LACKS = 0, HAS = 1 };
+
 /* A kernel feature vegaskit uses, and its probe. */
 struct feature {
 	const char *name;	/* key in `vegasctl features --json` */
 	const char *what;
 	const char *used_by;
-	bool (*probe)(void);
+	int (*probe)(char *why);	/* HAS, LACKS or BROKEN; why filled unless HAS */
 };
 
-static bool btf_has(const char *name, int kind)
+static int btf_has(const char *name, int kind, char *why)
 {
 	struct btf *btf = btf__parse_raw(VK_VMLINUX_BTF);
-	bool has = btf && btf__find_by_name_kind(btf, name, kind) > 0;
+	int has;
 
+	if (!btf) {
+		vk_err(why, "no readable BTF at %s: %s", VK_VMLINUX_BTF, strerror(errno));
+		return LACKS;
+	}
+	has = btf__find_by_name_kind(btf, name, kind) > 0;
 	btf__free(btf);
-	return has;
+	if (!has)
+		vk_err(why, "no %s in the kernel's BTF", name);
+	return has ? HAS : LACKS;
 }
 
 /* Load only `prog` of the probe object; the storage map only if it needs one. */
-static bool prog_loads(const char *prog)
+static int prog_loads(const char *prog, char *why)
 {
 	char err[VK_ERR_MAX] = "";
-	struct bpf_object *obj = vk_iter_open("vk_probe", vk_probe_elf_bytes, prog, err);
-	bool ok;
+	struct bpf_object *obj;
+	int ans;
 
-	if (!obj)
-		return false;
+	if (vk_fail_point("probe_program"))	/* the tests' stand-in for a probe of ours gone wrong */
+		prog = "probe_renamed";
+	obj = vk_iter_open("vk_probe", vk_probe_elf_bytes, prog, err);
+
+	if (!obj) {
+		vk_err(why, "the embedded probe object: %s", err);
+		return BROKEN;
+	}
+	/* with no such program nothing would load, and the empty load would read as yes */
+	if (!bpf_object__find_program_by_name(obj, prog)) {
+		bpf_object__close(obj);
+		vk_err(why, "the embedded probe object has no program %s", prog);
+		return BROKEN;
+	}
 	bpf_map__set_autocreate(bpf_object__find_map_by_name(obj, "probe_storage"),
 				!strcmp(prog, "probe_iter_tcp_storage"));
-	ok = vk_iter_load(obj, err) == 0;
+	ans = vk_iter_load(obj, err) == 0 ? HAS : LACKS;
+	if (ans == LACKS)
+		vk_err(why, "the kernel refused %s: %s", prog, err);
 	bpf_object__close(obj);
-	return ok;
+	return ans;
 }
 
-static bool p_btf(void) { return access(VK_VMLINUX_BTF, R_OK) == 0 && btf_has("sock", BTF_KIND_STRUCT); }
-static bool p_struct_ops(void) { return btf_has("bpf_struct_ops_tcp_congestion_ops", BTF_KIND_STRUCT); }
-static bool p_struct_ops_link(void) { return btf_has("bpf_struct_ops_link", BTF_KIND_STRUCT); }
-static bool p_link_update(void) { return btf_has("bpf_struct_ops_map_link_update", BTF_KIND_FUNC); }
-static bool p_one_call(void) { return vk_one_call_supported(); }
-static bool p_sk_storage(void) { return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SK_STORAGE, NULL) == 1; }
-static bool p_ringbuf(void) { return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1; }
-static bool p_iter_tcp(void) { return prog_loads("probe_iter_tcp"); }
-static bool p_iter_tcp_storage(void) { return prog_loads("probe_iter_tcp_storage"); }
-static bool p_iter_sk_storage(void) { return prog_loads("probe_iter_sk_storage"); }
-static bool p_iter_setsockopt(void) { return prog_loads("probe_iter_setsockopt"); }
+static int map_type(enum bpf_map_type type, const char *what, char *why)
+{
+	int ret = libbpf_probe_bpf_map_type(type, NULL);
+
+	if (ret < 0)		/* the probe could not ask (not the kernel's answer) */
+		vk_err(why, "cannot probe %s maps: %s", what, strerror(-ret));
+	else if (ret == 0)
+		vk_err(why, "the kernel refused a %s map", what);
+	return ret < 0 ? BROKEN : ret ? HAS : LACKS;
+}
+
+static int p_btf(char *why)
+{
+	if (access(VK_VMLINUX_BTF, R_OK)) {
+		vk_err(why, "no %s: %s", VK_VMLINUX_BTF, strerror(errno));
+		return LACKS;
+	}
+	return btf_has("sock", BTF_KIND_STRUCT, why);
+}
+static int p_struct_ops(char *why) { return btf_has("bpf_struct_ops_tcp_congestion_ops", BTF_KIND_STRUCT, why); }
+static int p_struct_ops_link(char *why) { return btf_has("bpf_struct_ops_link", BTF_KIND_STRUCT, why); }
+static int p_link_update(char *why) { return btf_has("bpf_struct_ops_map_link_update", BTF_KIND_FUNC, why); }
+static int p_one_call(char *why)
+{
+	if (vk_one_call_supported())
+		return HAS;
+	vk_err(why, "tcp_congestion_ops.cong_control takes no ACK and flags in the kernel's BTF");
+	return LACKS;
+}
+static int p_sk_storage(char *why) { return map_type(BPF_MAP_TYPE_SK_STORAGE, "socket storage", why); }
+static int p_ringbuf(char *why) { return map_type(BPF_MAP_TYPE_RINGBUF, "ring buffer", why); }
+static int p_iter_tcp(char *why) { return prog_loads("probe_iter_tcp", why); }
+static int p_iter_tcp_storage(char *why) { return prog_loads("probe_iter_tcp_storage", why); }
+static int p_iter_sk_storage(char *why) { return prog_loads("probe_iter_sk_storage", why); }
+static int p_iter_setsockopt(char *why) { return prog_loads("probe_iter_setsockopt", why); }
 
 static const struct feature features[] = {
 	{ "btf", "kernel BTF at " VK_VMLINUX_BTF, "everything (CO-RE)", p_btf },
@@ -83,37 +137,58 @@ static const struct feature features[] = {
 	{ "iter_tcp_sk_storage", "bpf_sk_storage_get from iter/tcp", "flows, one walk per namespace", p_iter_tcp_storage },
 };
 
+#define N_FEATURES (sizeof(features) / sizeof(features[0]))
+
 int vk_cmd_features(int argc, char **argv)
 {
-	bool json;
+	static char why[N_FEATURES][VK_ERR_MAX];
+	int ans[N_FEATURES], broken = 0;
 	struct utsname u;
-	char rel[VK_JSON_BUF(sizeof(u.release))];
+	char rel[VK_JSON_BUF(sizeof(u.release))], esc[VK_JSON_BUF(VK_ERR_MAX)];
 	int ret = vk_getopt_args(argc, argv, 0, -1, NULL);
 
 	if (ret >= 0)
 		return ret;
 	if (optind < argc)
 		return vk_unexpected_arg(argv[optind]);
-	json = vk_cli.json;
 	if (geteuid() != 0)
 		return vk_die("features: must be run as root (probing loads BPF programs): try sudo");
+	for (size_t i = 0; i < N_FEATURES; i++) {
+		if (vk_refused(features[i].name)) {
+			ans[i] = LACKS;
+			vk_err(why[i], "refused by VEGASCTL_REFUSE (fault injection, for the tests)");
+		} else {
+			ans[i] = features[i].probe(why[i]);
+		}
+		if (ans[i] == BROKEN) {
+			fprintf(stderr, "vegasctl: features: cannot probe %s: %s\n", features[i].name,
+				why[i]);
+			broken++;
+		}
+	}
+	if (broken)		/* no table that would read a defect of ours as a kernel's "no" */
+		return 1;
 	uname(&u);
-	if (json)
+	if (vk_cli.json) {
 		printf("{\"kernel\":\"%s\",\"features\":{",
 		       vk_json_escape(rel, sizeof(rel), u.release, sizeof(u.release)));
-	else
-		printf("kernel %s\n%-20s %-4s %-44s %s\n", u.release, "FEATURE", "HAS", "WHAT",
-		       "USED BY");
-	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
-		const struct feature *f = &features[i];
-		bool has = !vk_refused(f->name) && f->probe();
-
-		if (json)
-			printf("%s\"%s\":%s", i ? "," : "", f->name, has ? "true" : "false");
-		else
-			printf("%-20s %-4s %-44s %s\n", f->name, has ? "yes" : "no", f->what, f->used_by);
-	}
-	if (json)
+		for (size_t i = 0; i < N_FEATURES; i++)
+			printf("%s\"%s\":%s", i ? "," : "", features[i].name,
+			       ans[i] == HAS ? "true" : "false");
+		printf("},\"why\":{");
+		for (size_t i = 0, n = 0; i < N_FEATURES; i++)
+			if (ans[i] != HAS)
+				printf("%s\"%s\":\"%s\"", n++ ? "," : "", features[i].name,
+				       vk_json_escape(esc, sizeof(esc), why[i], VK_ERR_MAX));
 		printf("}}\n");
+		return 0;
+	}
+	printf("kernel %s\n%-20s %-4s %-44s %s\n", u.release, "FEATURE", "HAS", "WHAT", "USED BY");
+	for (size_t i = 0; i < N_FEATURES; i++)
+		printf("%-20s %-4s %-44s %s\n", features[i].name, ans[i] == HAS ? "yes" : "no",
+		       features[i].what, features[i].used_by);
+	for (size_t i = 0; i < N_FEATURES; i++)
+		if (ans[i] != HAS)
+			printf("%s: %s\n", features[i].name, why[i]);
 	return 0;
 }

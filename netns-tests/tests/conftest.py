@@ -177,9 +177,16 @@ def built():
 
 
 @pytest.fixture(scope="session")
-def kernel_features(built) -> dict[str, bool]:
-    """What `vegasctl features` finds in the running kernel (probed, not assumed)."""
-    return vegasctl_json("features")["features"]
+def kernel_probe(built) -> dict:
+    """`vegasctl features --json`: what it finds in the running kernel (probed, not
+    assumed), and for each feature it lacks, what the kernel refused or did not have.
+    A probe of ours that could not run fails the command, never reads as a "no"."""
+    return vegasctl_json("features")
+
+
+@pytest.fixture(scope="session")
+def kernel_features(kernel_probe) -> dict[str, bool]:
+    return kernel_probe["features"]
 
 
 @pytest.fixture(autouse=True)
@@ -195,4 +202,5 @@ def needs_kernel(request):
     assert not unknown, f"needs_kernel names features vegasctl does not probe: {unknown}"
     missing = [f for f in marker.args if not have[f]]
     if missing:
-        pytest.skip(f"this kernel lacks {', '.join(missing)} (see: vegasctl features)")
+        why = request.getfixturevalue("kernel_probe")["why"]
+        pytest.skip("this kernel lacks " + "; ".join(f"{f} ({why[f]})" for f in missing))

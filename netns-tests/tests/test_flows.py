@@ -132,10 +132,27 @@ def test_features_reports_every_probe_as_a_boolean():
     assert set(feats["features"]) >= set(WALKS.values()) | {"struct_ops", "btf", "iter_tcp"}
     assert all(isinstance(v, bool) for v in feats["features"].values())
     assert feats["features"]["struct_ops"] and feats["features"]["btf"]
+    # each "no" says what the kernel refused or lacked: the reason a test skips with
+    lacks = {k for k, v in feats["features"].items() if not v}
+    assert set(feats["why"]) == lacks and all(feats["why"].values()), feats
     text = vegasctl("features").stdout.splitlines()
-    assert len(text) == 2 + len(feats["features"])
-    refused = json.loads(vegasctl("features", "--json", env=REFUSE_SK).stdout)["features"]
-    assert refused == {**feats["features"], "iter_sk_storage_map": False}
+    assert len(text) == 2 + len(feats["features"]) + len(lacks)
+    assert {ln.split(":")[0] for ln in text[2 + len(feats["features"]):]} == lacks
+    refused = json.loads(vegasctl("features", "--json", env=REFUSE_SK).stdout)
+    assert refused["features"] == {**feats["features"], "iter_sk_storage_map": False}
+    assert "VEGASCTL_REFUSE" in refused["why"]["iter_sk_storage_map"]
+
+
+def test_a_probe_of_ours_that_cannot_run_is_no_answer():
+    """A probe program missing from the embedded object would otherwise load nothing,
+    which reads as yes, or fail to open, which read as no and made tests skip for a
+    defect of ours: it fails the command, one line a probe, and prints no table."""
+    r = vegasctl("features", "--json", env={"VEGASCTL_FAIL_AT": "probe_program"}, check=False)
+    assert r.returncode == 1 and r.stdout == "", r
+    lines = r.stderr.splitlines()
+    assert len(lines) == 4 and all(ln.startswith("vegasctl: features: cannot probe iter_")
+                                   and ln.endswith("has no program probe_renamed")
+                                   for ln in lines), r.stderr
 
 
 def test_a_v6_socket_is_named_by_its_own_addresses():

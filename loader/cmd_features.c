@@ -91,11 +91,20 @@ static int map_type(enum bpf_map_type type, const char *what, char *why)
 {
 	int ret = libbpf_probe_bpf_map_type(type, NULL);
 
-	if (ret < 0)		/* the probe could not ask (not the kernel's answer) */
-		vk_err(why, "cannot probe %s maps: %s", what, strerror(-ret));
-	else if (ret == 0)
+	if (ret == 0) {
 		vk_err(why, "the kernel refused a %s map", what);
-	return ret < 0 ? BROKEN : ret ? HAS : LACKS;
+		return LACKS;
+	}
+	if (ret > 0)
+		return HAS;
+	/* an error: the kernel refusing what the probe loads first (socket storage needs a
+	 * BTF object) is its answer too; anything else is a probe that could not ask */
+	if (ret == -EPERM || ret == -EINVAL || ret == -EOPNOTSUPP || ret == -524 /* ENOTSUPP */) {
+		vk_err(why, "the kernel refused the %s map probe: %s", what, strerror(-ret));
+		return LACKS;
+	}
+	vk_err(why, "cannot probe %s maps: %s", what, strerror(-ret));
+	return BROKEN;
 }
 
 static int p_btf(char *why)

@@ -5,7 +5,8 @@
  * change (the crash-consistency tests), VEGASCTL_PAUSE_AT=POINT stops it there
  * (SIGSTOP) so that a test can run another command in that window and then
  * continue it (the race tests), VEGASCTL_FAIL_AT=POINT makes the step there
- * fail as if the kernel had refused it (the rollback tests), and VEGASCTL_REFUSE=FEATURE makes it
+ * fail as if the kernel had refused it (the rollback tests; at `probe_program`,
+ * as if a probe of ours were broken: `features`), and VEGASCTL_REFUSE=FEATURE makes it
  * act as if the kernel refused a feature, so fallbacks run on kernels that do
  * not need them (docs/DESIGN.md §4, §10).
  */

@@ -298,3 +298,12 @@ def test_rerender_of_a_bench_json_of_the_wrong_shape_is_one_line_and_changes_not
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not the bench's" in err[0], err
     assert sorted(p.name for p in out.iterdir()) == ["bench.json"]
+
+
+def test_rerender_of_a_bench_json_that_is_not_an_object_is_one_line(tmp_path, monkeypatch,
+                                                                    capsys):
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "bench.json").write_text("[1]")
+    assert bench.main(["--rerender"]) == 2
+    assert "lacks a stage" in capsys.readouterr().err

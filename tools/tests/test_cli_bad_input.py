@@ -59,7 +59,8 @@ def test_results_index_of_another_profile_is_refused(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("content", ["[{}]", '{"a": 1}', "[1, 2]"])
+@pytest.mark.parametrize("content", ["[{}]", '{"a": 1}', "[1, 2]",
+                                     '[{"run": "reno", "rep": 0, "flows": []}]'])
 def test_results_rerender_of_summaries_that_are_not_the_runners(tmp_path, capsys, content):
     scen = tmp_path / "s.toml"
     scen.write_text(SCENARIO)
@@ -98,3 +99,17 @@ def test_vegas_plus_rerender_of_nothing_or_of_json_that_does_not_parse(tmp_path,
     assert vegas_plus_cli.main(["--rerender", "--out", str(tmp_path)]) == 2
     _one_line(capsys, "summaries.json")
     assert not (tmp_path / "vegas_plus" / "report.md").exists()
+
+
+def test_results_rerender_of_the_runners_summaries_writes_the_report(tmp_path):
+    """The two passes (render everything, then write) still write what one did."""
+    from vegaskit.testing.summaries import minimal_summary
+    scen = tmp_path / "s.toml"
+    scen.write_text(SCENARIO)
+    base = tmp_path / "out" / "t" / "full"
+    base.mkdir(parents=True)
+    (base / "summaries.json").write_text(json.dumps([minimal_summary()]))
+    assert results_cli.main([str(scen), "--rerender", "--profile", "full",
+                             "--out", str(tmp_path / "out")]) == 0
+    assert "# " in (base / "report.md").read_text()
+    assert json.loads((base / "summaries.json").read_text())[0]["run"] == "reno"

@@ -104,3 +104,23 @@ def test_the_readme_s_summary_is_replaced_between_its_markers_and_nowhere_else(t
     readme.write_text("no markers\n")
     assert not report.sync_readme(["| new |"], readme)
     assert readme.read_text() == "no markers\n"
+
+
+def test_into_the_repositorys_results_a_readme_without_its_markers_stops_before_writing(
+        tmp_path, monkeypatch):
+    """The README's copy is part of the report: a README whose markers are gone (or out
+    of order) is an error, found before report.md or anything else is written."""
+    import pytest
+    from vegaskit import paths
+    monkeypatch.setattr(paths, "REPO", tmp_path)
+    monkeypatch.setattr(paths, "RESULTS", tmp_path / "results")
+    base = tmp_path / "results" / "vegas_plus"
+    base.mkdir(parents=True)
+    for text in ("no markers\n", f"{report.README_END}\n{report.README_BEGIN}\n"):
+        (tmp_path / "README.md").write_text(text)
+        with pytest.raises(ValueError, match="summary markers"):
+            report.write(base, "cmd")
+        assert list(base.iterdir()) == []
+    (tmp_path / "README.md").write_text(f"a\n{report.README_BEGIN}\n{report.README_END}\nb\n")
+    assert report.write(base, "cmd") == base / "report.md"
+    assert "| figure | 10M20 |" in (tmp_path / "README.md").read_text()

@@ -26,6 +26,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -451,8 +452,6 @@ def main(argv: list[str] | None = None) -> int:
                   "of bench.partial.json's finished ones); the others' figures are missing, "
                   "so run every stage first", file=sys.stderr)
             return 2
-    if rc := testbed_ready("bench"):                # after the checks of its arguments
-        return rc
     have = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
     # and the stages' own extra instances, whose load would otherwise fail mid-bench
     mine = {*OURS, *map(opcost.one_call_name, OURS), overhead.CODE_ONLY}
@@ -463,6 +462,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: {', '.join(busy)} already loaded: the bench measures instances of its "
               "own on a quiet host; unload them first", file=sys.stderr)
         return 1
+    if rc := testbed_ready("bench"):        # after the checks of its input and of the host
+        return rc
     owner = leftovers.new_owner()
     out.mkdir(parents=True, exist_ok=True)
     partial = out / "bench.partial.json"
@@ -500,24 +501,29 @@ def write_report(r: dict, out: Path) -> None:
 
 
 def rerender(out: Path) -> int:
-    """The report and plots of the figures bench.json holds, after a change to how they read."""
+    """The report and plots of the figures bench.json holds, after a change to how they read.
+    Everything is made before anything is written: a bench.json of another shape changes
+    nothing."""
     try:
         r = json.loads((out / "bench.json").read_text())
     except (OSError, ValueError) as e:
         print(f"bench: --rerender needs a readable {out / 'bench.json'}: {e}", file=sys.stderr)
         return 2
-    if any(not r.get(k) for k in STAGES):
+    if not isinstance(r, dict) or any(not r.get(k) for k in STAGES):
         print(f"bench: --rerender: {out / 'bench.json'} lacks a stage (a complete bench writes "
               "every one)", file=sys.stderr)
         return 2
     try:
-        text = report(r)                # before anything is written: a bad file changes nothing
+        with tempfile.TemporaryDirectory(dir=out) as tmp:
+            text = report(r)
+            plots.write(r, Path(tmp))
+            for png in Path(tmp).glob("*.png"):
+                png.replace(out / png.name)
     except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
         print(f"bench: --rerender: {out / 'bench.json'} is not the bench's (a field missing "
               f"or of the wrong kind: {e!r})", file=sys.stderr)
         return 2
     (out / "report.md").write_text(text)
-    plots.write(r, out)
     return 0
 
 

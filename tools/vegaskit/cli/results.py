@@ -62,11 +62,12 @@ def merged(base: Path, names: list[str], new: list[dict], scenario: Scenario | N
 
 
 def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None,
-             profile: str = "") -> list[dict]:
+             profile: str = "", write: bool = True) -> list[dict]:
     """Figures added to the summaries since a run was made, from its own files
     (runner.fill_rtt_min from flows.csv, runner.fill_decisions from trace.csv, and
     with the scenario runner.fill_window_check from flows.csv and the run's path);
-    each repetition's summary.json rewritten with them."""
+    each repetition's summary.json rewritten with them, unless write is False (a
+    rerender's first pass, which must not change a file before every report renders)."""
     reps = max(reps_of(summaries), default=1)
     for sm in summaries:
         d = rundir(base, sm["run"], sm.get("rep", 0), reps)     # pre-§7.1 runs: one, no rep
@@ -90,7 +91,7 @@ def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None
             one = json.loads((d / "summary.json").read_text())
             flows = [{**fl, **{k: sm["flows"][i][k] for k in keys if k in sm["flows"][i]}}
                      for i, fl in enumerate(one["flows"])]
-            if added or flows != one["flows"]:
+            if write and (added or flows != one["flows"]):
                 one["flows"] = flows
                 if checked:
                     one["impossible_windows"] = sm["impossible_windows"]
@@ -351,21 +352,29 @@ def main(argv: list[str] | None = None) -> int:
         if not a.out.is_dir():
             print(f"testbed: {a.out}: no such results directory", file=sys.stderr)
             return 2
-        try:
+
+        def summaries_of(s: Scenario, write: bool) -> list[dict]:
+            base = a.out / s.name / a.profile
+            return backfill(base, json.loads((base / "summaries.json").read_text()), s,
+                            a.profile, write)
+        where = a.out
+        try:                            # every report rendered before any file is written
             for s, _ in plans if a.rerender else []:
-                base = a.out / s.name / a.profile
-                summaries = backfill(base, json.loads((base / "summaries.json").read_text()),
-                                     s, a.profile)
-                (base / "summaries.json").write_text(json.dumps(summaries, indent=1) + "\n")
-                print(report.write(s, a.profile, summaries, base, command(a.profile, s.path)))
+                where = a.out / s.name / a.profile / "summaries.json"
+                report.render(s, a.profile, summaries_of(s, False), command(a.profile, s.path))
         except (OSError, ValueError) as e:
             print(f"testbed: --rerender needs each scenario's summaries.json: {e}",
                   file=sys.stderr)
             return 2
         except (KeyError, TypeError, IndexError, AttributeError) as e:
-            print(f"testbed: --rerender: {base / 'summaries.json'} is not the runner's "
+            print(f"testbed: --rerender: {where} is not the runner's "
                   f"(a field missing or of the wrong kind: {e!r})", file=sys.stderr)
             return 2
+        for s, _ in plans if a.rerender else []:
+            base = a.out / s.name / a.profile
+            summaries = summaries_of(s, True)
+            (base / "summaries.json").write_text(json.dumps(summaries, indent=1) + "\n")
+            print(report.write(s, a.profile, summaries, base, command(a.profile, s.path)))
         if a.profile == INDEX_PROFILE:
             print(index.write(every, a.out, a.profile, index_cmd))
         return 0

@@ -103,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         trace_all=a.trace_all))
     if rc:
         return rc
-    print(f"   report: {report.write(base, COMMAND)}", flush=True)
+    try:
+        print(f"   report: {report.write(base, COMMAND)}", flush=True)
+    except (OSError, ValueError) as e:      # the runs are kept: --rerender after the fix
+        print(f"vegas-plus: the report: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -72,21 +73,26 @@ ROWS = (
 )
 
 
-def figures_of(rundir: Path, net, case_key: str) -> dict:
+def figures_of(rundir: Path, net, case_key: str, keep: list | None = None) -> dict:
     """A run's figures, from its logs when they are there (and kept beside them in
     figures.json: the per-packet queue log is not committed), else from figures.json
-    with summary.json's figures read afresh."""
+    with summary.json's figures read afresh. keep: a list that takes (the file, the
+    figures) to write later, where the caller writes only once everything has rendered."""
     kept = rundir / "figures.json"
     if (rundir / "queue.csv").exists():
         figs = measure.figures(rundir, net, case_key)
     else:
         figs = json.loads(kept.read_text()) | measure.from_summary(rundir, case_key)
-    kept.write_text(json.dumps(figs, indent=1) + "\n")
+    if keep is None:
+        kept.write_text(json.dumps(figs, indent=1) + "\n")
+    else:
+        keep.append((kept, figs))
     return figs
 
 
-def collect(base: Path) -> dict[tuple[str, str, str], list[dict]]:
-    """(case, net, cc) -> each repetition's figures, for every run found under base."""
+def collect(base: Path, keep: list | None = None) -> dict[tuple[str, str, str], list[dict]]:
+    """(case, net, cc) -> each repetition's figures, for every run found under base
+    (keep: as figures_of's)."""
     out: dict[tuple[str, str, str], list[dict]] = {}
     for case in CASES.values():
         for net in NETS.values():
@@ -104,7 +110,7 @@ def collect(base: Path) -> dict[tuple[str, str, str], list[dict]]:
                 n = reps[sm["run"]]
                 rd = d / sm["run"] / f"rep{sm['rep']}" if n > 1 else d / sm["run"]
                 try:
-                    figs = figures_of(rd, net, case.key)
+                    figs = figures_of(rd, net, case.key, keep)
                 except ValueError as e:             # a JSON file of the run that does not parse
                     raise ValueError(f"{rd}: {e}") from None
                 out.setdefault((case.key, net.key, sm["run"]), []).append(figs)
@@ -186,16 +192,25 @@ def summary(figs: dict) -> list[str]:
     return out
 
 
+def readme_with(block: list[str], text: str) -> str | None:
+    """README's text with its summary (between README_BEGIN and README_END) replaced by
+    block; None if it has no such place, one pair of markers in that order."""
+    if text.count(README_BEGIN) != 1 or text.count(README_END) != 1:
+        return None
+    head, rest = text.split(README_BEGIN)
+    if README_END not in rest:
+        return None
+    _, tail = rest.split(README_END)
+    return head + "\n".join([README_BEGIN, *block, README_END]) + tail
+
+
 def sync_readme(block: list[str], readme: Path) -> bool:
-    """Replace README's summary (between README_BEGIN and README_END) with block.
-    False, and nothing written, if README has no such place."""
-    text = readme.read_text()
-    if README_BEGIN not in text or README_END not in text:
-        return False
-    head, rest = text.split(README_BEGIN, 1)
-    _, tail = rest.split(README_END, 1)
-    readme.write_text(head + "\n".join([README_BEGIN, *block, README_END]) + tail)
-    return True
+    """Write README's summary as block. False, and nothing written, if README has no
+    such place."""
+    text = readme_with(block, readme.read_text())
+    if text is not None:
+        readme.write_text(text)
+    return text is not None
 
 
 def plot(figs: dict, out: Path) -> bool:
@@ -268,12 +283,28 @@ def render(figs: dict, command: str, commits: list[str]) -> str:
 
 
 def write(base: Path, command: str) -> Path:
-    figs = collect(base)
+    """The report, its plot and every run's figures.json; into the repository's results,
+    README's summary too. All is made before anything is written, so a run's file that
+    does not parse (ValueError) or has another shape changes nothing."""
+    kept: list[tuple[Path, dict]] = []
+    figs = collect(base, kept)
     commits = sorted({json.loads(p.read_text()).get("commit", "?")
                       for p in base.glob(f"vp_*/{PROFILE}/**/summary.json")})
-    plot(figs, base / "throughput_delay.png")
-    path = base / "report.md"
-    path.write_text(render(figs, command, commits))
+    text = render(figs, command, commits)
+    readme = None
     if base.resolve() == (paths.RESULTS / "vegas_plus").resolve():
-        sync_readme(summary(figs), paths.REPO / "README.md")
+        readme = readme_with(summary(figs), (paths.REPO / "README.md").read_text())
+        if readme is None:
+            raise ValueError(f"{paths.REPO / 'README.md'} has no one pair of vegas_plus summary "
+                             "markers in order: its copy of the summary cannot be written")
+    with tempfile.TemporaryDirectory(dir=base) as tmp:
+        plot(figs, Path(tmp) / "throughput_delay.png")
+        for f, fs in kept:
+            f.write_text(json.dumps(fs, indent=1) + "\n")
+        for png in Path(tmp).glob("*.png"):
+            png.replace(base / png.name)
+    path = base / "report.md"
+    path.write_text(text)
+    if readme is not None:
+        (paths.REPO / "README.md").write_text(readme)
     return path

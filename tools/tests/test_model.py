@@ -402,6 +402,7 @@ def loss_inputs(draw):
     assume(model.predict(i).w0 >= 2)
     return i
 
+
 def _valid(r: model.ModelResult) -> bool:
     """Whether the branch's own conditions hold: (12) for (11); (12) and (26) for (23),
     (32); (12) or (26) failing for (27)."""
@@ -413,25 +414,47 @@ def _valid(r: model.ModelResult) -> bool:
         return r.condition_12.holds
     return r.condition_12.holds and r.condition_26.holds
 
+
+def _same_piece(r1: model.ModelResult, r2: model.ModelResult) -> bool:
+    """(27) is two pieces, split where (12) flips (docs/DESIGN.md §8: where (12) holds its
+    periods are (32)'s), and jumps between them; monotone within each."""
+    return r1.branch != model.TO_NOT_STABLE or r1.condition_12.holds == r2.condition_12.holds
+
+
+def _falls(i: model.ModelInputs, i2: model.ModelInputs) -> None:
+    for branch in LOSS_BRANCHES:
+        r1, r2 = model.predict(i, branch), model.predict(i2, branch)
+        if _valid(r1) and _valid(r2) and _same_piece(r1, r2):
+            assert r2.throughput_pps <= r1.throughput_pps * (1 + 1e-12), branch
+
+
 @HYP
 @given(loss_inputs(), st.floats(1.000001, 3.0))
 def test_throughput_falls_as_p_rises(i, factor):
     i2 = replace(i, p=min(i.p * factor, 0.99))
     assume(i2.p > i.p)
-    for branch in LOSS_BRANCHES:
-        r1, r2 = model.predict(i, branch), model.predict(i2, branch)
-        if _valid(r1) and _valid(r2):
-            assert r2.throughput_pps <= r1.throughput_pps * (1 + 1e-12), branch
+    _falls(i, i2)
+
 
 @HYP
 @given(loss_inputs(), st.floats(1.000001, 3.0))
 def test_throughput_falls_as_rtt_rises(i, factor):
     i2 = replace(i, rtt=i.rtt * factor, t0=i.t0 * factor)
     assume(model.predict(i2).w0 >= 2)
-    for branch in LOSS_BRANCHES:
-        r1, r2 = model.predict(i, branch), model.predict(i2, branch)
-        if _valid(r1) and _valid(r2):
-            assert r2.throughput_pps <= r1.throughput_pps * (1 + 1e-12), branch
+    _falls(i, i2)
+
+
+def test_27_jumps_where_12_flips_and_the_properties_compare_within_a_piece():
+    """The counterexample hypothesis found: as R and T0 grow 7 to 8%, (12) comes to hold
+    and (27)'s throughput jumps up by its other piece's periods."""
+    i = model.ModelInputs(p=0.375, rtt=4.0, base_rtt=1.0, alpha=3.75, beta=6.0, wmax=8.0, t0=4.0)
+    a = model.predict(replace(i, rtt=4.28, t0=4.28), model.TO_NOT_STABLE)
+    b = model.predict(replace(i, rtt=4.32, t0=4.32), model.TO_NOT_STABLE)
+    assert not a.condition_12.holds and b.condition_12.holds
+    assert b.throughput_pps > 1.4 * a.throughput_pps
+    assert not _same_piece(a, b)
+    _falls(replace(i, rtt=4.28, t0=4.28), replace(i, rtt=4.32, t0=4.32))   # no assert fires
+
 
 @HYP
 @given(loss_inputs())

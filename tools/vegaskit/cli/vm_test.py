@@ -170,8 +170,11 @@ def run_host(k: Kernel, tests: list[str], run_tests: bool, timeout: float) -> Re
     r = subprocess.run([str(paths.VEGASCTL), "features", "--json"], capture_output=True,
                        text=True, timeout=60)
     res.features = json.loads(r.stdout) if r.returncode == 0 and r.stdout else {}
+    # a probe of ours that could not run: its own line, not a bare "?" in the table
+    broken = "" if res.features else \
+        f"features failed: {(r.stderr.strip().splitlines() or ['no output'])[0]}; "
     if not run_tests:
-        res.note = "tests not run here: `make test` runs the whole suite on this kernel"
+        res.note = broken + "tests not run here: `make test` runs the whole suite on this kernel"
         res.wall_s = time.monotonic() - t0
         return res
     out = CACHE / "host"
@@ -192,6 +195,7 @@ def run_host(k: Kernel, tests: list[str], run_tests: bool, timeout: float) -> Re
     else:
         res.status = "failed" if res.counts["failed"] or res.counts["errors"] else "ok"
         res.note = "run on the host: other users of this kernel can disturb it"
+    res.note = broken + res.note
     return res
 
 
@@ -264,6 +268,8 @@ def write_report(results: list[Result], tests: list[str], path: Path) -> None:
         if feats:
             md.append("- features: " + ", ".join(
                 f"{n} {'yes' if v else 'NO'}" for n, v in feats.items()))
+            # what the kernel refused or lacked, in vegasctl's words (not in older guests' files)
+            md += [f"  - {n}: {why}" for n, why in r.features.get("why", {}).items()]
         md.append("")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(md).rstrip() + "\n")

@@ -124,3 +124,13 @@ def test_into_the_repositorys_results_a_readme_without_its_markers_stops_before_
     (tmp_path / "README.md").write_text(f"a\n{report.README_BEGIN}\n{report.README_END}\nb\n")
     assert report.write(base, "cmd") == base / "report.md"
     assert "| figure | 10M20 |" in (tmp_path / "README.md").read_text()
+
+
+def test_the_readmes_summary_is_the_committed_reports():
+    """README.md's copy is written by report.write with the report; a hand edit of either,
+    or a report written elsewhere and copied in, shows here."""
+    from vegaskit import paths
+    readme = (paths.REPO / "README.md").read_text()
+    block = readme.split(report.README_BEGIN)[1].split(report.README_END)[0].strip()
+    assert block.startswith("| figure | 10M20 | 10M80 | 100M20 | 100M80 | goal |")
+    assert block in (paths.RESULTS / "vegas_plus" / "report.md").read_text()

@@ -95,15 +95,11 @@ def test_the_summary_has_vegas_plus_s_goal_rows_on_the_goals_networks():
     assert not any("late" in r for r in lines)
 
 
-def test_the_readme_s_summary_is_replaced_between_its_markers_and_nowhere_else(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{report.README_BEGIN}\nold table\n{report.README_END}\nrest\n")
-    assert report.sync_readme(["| new |"], readme)
-    assert readme.read_text() == (f"intro\n{report.README_BEGIN}\n| new |\n"
-                                  f"{report.README_END}\nrest\n")
-    readme.write_text("no markers\n")
-    assert not report.sync_readme(["| new |"], readme)
-    assert readme.read_text() == "no markers\n"
+def test_the_readme_s_summary_is_replaced_between_its_markers_and_nowhere_else():
+    text = f"intro\n{report.README_BEGIN}\nold table\n{report.README_END}\nrest\n"
+    assert report.readme_with(["| new |"], text) == (f"intro\n{report.README_BEGIN}\n| new |\n"
+                                                     f"{report.README_END}\nrest\n")
+    assert report.readme_with(["| new |"], "no markers\n") is None
 
 
 def test_into_the_repositorys_results_a_readme_without_its_markers_stops_before_writing(

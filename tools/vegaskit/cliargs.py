@@ -36,6 +36,10 @@ def parse(ap: OneLineParser, argv: list[str] | None) -> argparse.Namespace | Non
             return None
         raise
 
+# What reading a JSON document of another shape than ours raises (a field missing, a list
+# where an object was, a string where a number was): a rerender's input error, one line.
+NOT_OURS = (KeyError, TypeError, IndexError, AttributeError)
+
 
 def positive_seconds(text: str) -> float:
     """argparse type of a duration: a finite number of seconds above 0."""

@@ -8,7 +8,9 @@
 """
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -27,6 +29,16 @@ def save(fig, out: Path, rect: tuple | None = None) -> None:
     fig.tight_layout(rect=rect)
     fig.savefig(out, dpi=90)
     plt.close(fig)
+
+
+@contextlib.contextmanager
+def made_aside(out: Path):
+    """A folder beside `out` to draw figures in; the PNGs move into `out` only when the
+    block ends without an error, so a rerender that fails part way changes nothing."""
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        yield Path(tmp)
+        for png in Path(tmp).glob("*.png"):
+            png.replace(out / png.name)
 
 
 def decisions_by_flow(rows: list[dict]) -> dict[tuple, list[dict]]:

@@ -26,7 +26,6 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -34,10 +33,11 @@ from vegaskit import intf, paths
 from vegaskit.hostinfo import host
 from vegaskit.bench import (emulator, flowscale, instances, opcost, overhead, plots,
                             swapscale, tracing)
+from vegaskit.analysis.plots import made_aside
 from vegaskit.cli import testbed_ready
 from vegaskit.cli.results import source_commit
 from vegaskit.testbed import leftovers
-from vegaskit.cliargs import OneLineParser
+from vegaskit.cliargs import NOT_OURS, OneLineParser
 
 OURS = list(intf.CONTROLLERS)
 STAGES = ("opcost", "overhead", "tracing", "linkemu", "swap", "flows")
@@ -514,12 +514,10 @@ def rerender(out: Path) -> int:
               "every one)", file=sys.stderr)
         return 2
     try:
-        with tempfile.TemporaryDirectory(dir=out) as tmp:
+        with made_aside(out) as tmp:
             text = report(r)
-            plots.write(r, Path(tmp))
-            for png in Path(tmp).glob("*.png"):
-                png.replace(out / png.name)
-    except (KeyError, TypeError, IndexError, AttributeError, ValueError) as e:
+            plots.write(r, tmp)
+    except (*NOT_OURS, ValueError) as e:
         print(f"bench: --rerender: {out / 'bench.json'} is not the bench's (a field missing "
               f"or of the wrong kind: {e!r})", file=sys.stderr)
         return 2

@@ -33,7 +33,7 @@ from vegaskit.cli import guarded, testbed_ready
 from vegaskit.analysis import stats
 from vegaskit.testbed import report, runner
 from vegaskit.testbed.scenario import Scenario, ScenarioError
-from vegaskit.cliargs import OneLineParser
+from vegaskit.cliargs import NOT_OURS, OneLineParser
 
 DEFAULT = paths.SCENARIOS / "vegas_pair.toml"
 OUT = paths.RESULTS / "concurrency"
@@ -142,7 +142,7 @@ def rerender(out: Path) -> int:
         d = json.loads((out / "concurrency.json").read_text())
         text = render(d["setup"], d["rows"], COMMAND, conditions(d["alone"], d["beside"]))
         (out / "report.md").write_text(text)
-    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+    except (OSError, ValueError, *NOT_OURS) as e:
         print(f"concurrency: cannot rerender from {out / 'concurrency.json'}: {e}",
               file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ from vegaskit import paths
 from vegaskit.ns2 import check, report, script, sim
 from vegaskit.ns2.agents import Unmapped
 from vegaskit.testbed.scenario import Scenario, ScenarioError
-from vegaskit.cliargs import OneLineParser
+from vegaskit.cliargs import NOT_OURS, OneLineParser
 
 COMMAND_ONE = "make ns2 SCENARIOS={}"
 COMMAND = "make ns2 (SCENARIOS=... NS2_VARIANTS=... RUNS=... rerun only those; python -m vegaskit.cli.ns2 --rerender rewrites the report)"
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ScenarioError, OSError, ValueError) as e:
         print(f"ns2: {e}", file=sys.stderr)
         return 2
-    except (KeyError, TypeError, IndexError, AttributeError) as e:
+    except NOT_OURS as e:
         if not a.rerender:              # after a fresh run the summaries are ours: a bug
             raise
         print(f"ns2: a summaries.json under {a.out} is not ns2's (a field missing or of the "

@@ -32,7 +32,7 @@ from vegaskit.cli import guarded, testbed_ready
 from vegaskit.proc import sigterm_unwinds
 from vegaskit.testbed import index, iperf, leftovers, report, runner
 from vegaskit.testbed.scenario import SLOT_LABELS, Scenario, ScenarioError, job_suffix
-from vegaskit.cliargs import OneLineParser, env_number
+from vegaskit.cliargs import NOT_OURS, OneLineParser, env_number
 
 INDEX_PROFILE = "full"
 
@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"testbed: --rerender needs each scenario's summaries.json: {e}",
                   file=sys.stderr)
             return 2
-        except (KeyError, TypeError, IndexError, AttributeError) as e:
+        except NOT_OURS as e:
             print(f"testbed: --rerender: {where} is not the runner's "
                   f"(a field missing or of the wrong kind: {e!r})", file=sys.stderr)
             return 2

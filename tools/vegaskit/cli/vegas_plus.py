@@ -22,7 +22,7 @@ from vegaskit.testbed.scenario import Scenario, ScenarioError
 from vegaskit.vegasplus import cases, report
 
 from . import results
-from vegaskit.cliargs import OneLineParser, env_number
+from vegaskit.cliargs import NOT_OURS, OneLineParser, env_number
 
 COMMAND = ("sudo make vegas-plus (CASES=... NETS=... CCS=... rerun only those; "
            "python -m vegaskit.cli.vegas_plus --rerender rewrites the report)")
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as e:      # ValueError: JSON that does not parse
             print(f"vegas-plus: --rerender: {e}", file=sys.stderr)
             return 2
-        except (KeyError, TypeError, IndexError, AttributeError) as e:
+        except NOT_OURS as e:
             print(f"vegas-plus: --rerender: a run's JSON under {base} is not the runner's "
                   f"(a field missing or of the wrong kind: {e!r})", file=sys.stderr)
             return 2

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -204,15 +203,6 @@ def readme_with(block: list[str], text: str) -> str | None:
     return head + "\n".join([README_BEGIN, *block, README_END]) + tail
 
 
-def sync_readme(block: list[str], readme: Path) -> bool:
-    """Write README's summary as block. False, and nothing written, if README has no
-    such place."""
-    text = readme_with(block, readme.read_text())
-    if text is not None:
-        readme.write_text(text)
-    return text is not None
-
-
 def plot(figs: dict, out: Path) -> bool:
     """Pantheon's throughput-delay plane per network: each controller's
     throughput against the queue's p95 delay, alone and against 1 reno or 1
@@ -297,12 +287,10 @@ def write(base: Path, command: str) -> Path:
         if readme is None:
             raise ValueError(f"{paths.REPO / 'README.md'} has no one pair of vegas_plus summary "
                              "markers in order: its copy of the summary cannot be written")
-    with tempfile.TemporaryDirectory(dir=base) as tmp:
-        plot(figs, Path(tmp) / "throughput_delay.png")
+    with plots.made_aside(base) as tmp:
+        plot(figs, tmp / "throughput_delay.png")
         for f, fs in kept:
             f.write_text(json.dumps(fs, indent=1) + "\n")
-        for png in Path(tmp).glob("*.png"):
-            png.replace(base / png.name)
     path = base / "report.md"
     path.write_text(text)
     if readme is not None:

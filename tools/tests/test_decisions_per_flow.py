@@ -166,6 +166,22 @@ def test_rerender_repairs_a_repetition_file_whose_decisions_differ_from_its_trac
     assert kept["flows"][0]["decisions"]["alpha_rise_s"] == 4.0 and kept["other"] == 1
 
 
+def test_backfilled_changes_no_file_and_names_the_one_to_write(tmp_path):
+    """A rerender renders every report before it writes anything: backfilled()
+    gives the repaired summary.json as text and leaves the file as it was."""
+    from vegaskit.cli.results import backfilled
+    import json
+    d = tmp_path / "vegas_a"
+    d.mkdir()
+    (d / "trace.csv").write_text(TRACE_CSV)
+    sm = {"run": "vegas_a", "rep": 0, "t0_monotonic": T0, "flows": _flows()}
+    (d / "summary.json").write_text(before := json.dumps(sm))
+    out, files = backfilled(tmp_path, [sm])
+    assert (d / "summary.json").read_text() == before
+    assert [p for p, _ in files] == [d / "summary.json"]
+    assert json.loads(files[0][1])["flows"][0]["decisions"] == out[0]["flows"][0]["decisions"]
+
+
 def test_a_partial_rerun_leaves_the_rerun_files_as_the_run_made_them(tmp_path):
     """merged() backfills the runs it keeps, not the old summaries of the run it
     replaces, whose directories now hold the rerun (with its own t0)."""

@@ -62,13 +62,24 @@ def merged(base: Path, names: list[str], new: list[dict], scenario: Scenario | N
 
 
 def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None,
-             profile: str = "", write: bool = True) -> list[dict]:
+             profile: str = "") -> list[dict]:
+    """backfilled(), each repetition's summary.json rewritten with its figures."""
+    summaries, files = backfilled(base, summaries, scenario, profile)
+    for path, text in files:
+        path.write_text(text)
+    return summaries
+
+
+def backfilled(base: Path, summaries: list[dict], scenario: Scenario | None = None,
+               profile: str = "") -> tuple[list[dict], list[tuple[Path, str]]]:
     """Figures added to the summaries since a run was made, from its own files
     (runner.fill_rtt_min from flows.csv, runner.fill_decisions from trace.csv, and
-    with the scenario runner.fill_window_check from flows.csv and the run's path);
-    each repetition's summary.json rewritten with them, unless write is False (a
-    rerender's first pass, which must not change a file before every report renders)."""
+    with the scenario runner.fill_window_check from flows.csv and the run's path),
+    and the repetitions' summary.json files that must change to hold them, as
+    (path, text), written by the caller: a rerender writes nothing before every
+    report has rendered."""
     reps = max(reps_of(summaries), default=1)
+    files = []
     for sm in summaries:
         d = rundir(base, sm["run"], sm.get("rep", 0), reps)     # pre-§7.1 runs: one, no rep
         run = None
@@ -91,12 +102,12 @@ def backfill(base: Path, summaries: list[dict], scenario: Scenario | None = None
             one = json.loads((d / "summary.json").read_text())
             flows = [{**fl, **{k: sm["flows"][i][k] for k in keys if k in sm["flows"][i]}}
                      for i, fl in enumerate(one["flows"])]
-            if write and (added or flows != one["flows"]):
+            if added or flows != one["flows"]:
                 one["flows"] = flows
                 if checked:
                     one["impossible_windows"] = sm["impossible_windows"]
-                (d / "summary.json").write_text(json.dumps(one, indent=1) + "\n")
-    return summaries
+                files.append((d / "summary.json", json.dumps(one, indent=1) + "\n"))
+    return summaries, files
 
 
 def reps_of(summaries: list[dict]) -> set[int]:
@@ -353,15 +364,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"testbed: {a.out}: no such results directory", file=sys.stderr)
             return 2
 
-        def summaries_of(s: Scenario, write: bool) -> list[dict]:
-            base = a.out / s.name / a.profile
-            return backfill(base, json.loads((base / "summaries.json").read_text()), s,
-                            a.profile, write)
         where = a.out
-        try:                            # every report rendered before any file is written
+        writes = []                     # every report rendered before any file is written
+        try:
             for s, _ in plans if a.rerender else []:
-                where = a.out / s.name / a.profile / "summaries.json"
-                report.render(s, a.profile, summaries_of(s, False), command(a.profile, s.path))
+                base = a.out / s.name / a.profile
+                where = base / "summaries.json"
+                summaries, files = backfilled(base, json.loads(where.read_text()), s, a.profile)
+                writes += files + [
+                    (where, json.dumps(summaries, indent=1) + "\n"),
+                    (base / "report.md", report.render(s, a.profile, summaries,
+                                                        command(a.profile, s.path)))]
         except (OSError, ValueError) as e:
             print(f"testbed: --rerender needs each scenario's summaries.json: {e}",
                   file=sys.stderr)
@@ -370,11 +383,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"testbed: --rerender: {where} is not the runner's "
                   f"(a field missing or of the wrong kind: {e!r})", file=sys.stderr)
             return 2
-        for s, _ in plans if a.rerender else []:
-            base = a.out / s.name / a.profile
-            summaries = summaries_of(s, True)
-            (base / "summaries.json").write_text(json.dumps(summaries, indent=1) + "\n")
-            print(report.write(s, a.profile, summaries, base, command(a.profile, s.path)))
+        for path, text in writes:
+            path.write_text(text)
+            if path.name == "report.md":
+                print(path)
         if a.profile == INDEX_PROFILE:
             print(index.write(every, a.out, a.profile, index_cmd))
         return 0

@@ -33,12 +33,14 @@ def test_a_rerender_takes_jain_from_the_runners_summary(tmp_path):
     import json
     (tmp_path / "summary.json").write_text(json.dumps({"jain": 0.9773, "flows": [{}, {}]}))
     (tmp_path / "figures.json").write_text(json.dumps({"share": 1.0, "jain": 0.978}))
-    figs = report.figures_of(tmp_path, None, "pair")
+    keep = []
+    figs = report.figures_of(tmp_path, None, "pair", keep)
     assert figs == {"share": 1.0, "jain": 0.9773, "late_1ms": None}
-    assert json.loads((tmp_path / "figures.json").read_text()) == figs
+    assert keep == [(tmp_path / "figures.json", figs)]          # for the caller to write
+    assert json.loads((tmp_path / "figures.json").read_text())["jain"] == 0.978
     # leave's Jain is its competition's, kept in figures.json
     (tmp_path / "figures.json").write_text(json.dumps({"share": 1.0, "jain": 0.5}))
-    assert report.figures_of(tmp_path, None, "leave")["jain"] == 0.5
+    assert report.figures_of(tmp_path, None, "leave", [])["jain"] == 0.5
 
 
 def test_a_pair_in_which_no_flow_sent_is_said_so_not_never():

@@ -72,24 +72,21 @@ ROWS = (
 )
 
 
-def figures_of(rundir: Path, net, case_key: str, keep: list | None = None) -> dict:
+def figures_of(rundir: Path, net, case_key: str, keep: list) -> dict:
     """A run's figures, from its logs when they are there (and kept beside them in
     figures.json: the per-packet queue log is not committed), else from figures.json
-    with summary.json's figures read afresh. keep: a list that takes (the file, the
-    figures) to write later, where the caller writes only once everything has rendered."""
+    with summary.json's figures read afresh. keep takes (figures.json, the figures),
+    for the caller to write once everything has rendered."""
     kept = rundir / "figures.json"
     if (rundir / "queue.csv").exists():
         figs = measure.figures(rundir, net, case_key)
     else:
         figs = json.loads(kept.read_text()) | measure.from_summary(rundir, case_key)
-    if keep is None:
-        kept.write_text(json.dumps(figs, indent=1) + "\n")
-    else:
-        keep.append((kept, figs))
+    keep.append((kept, figs))
     return figs
 
 
-def collect(base: Path, keep: list | None = None) -> dict[tuple[str, str, str], list[dict]]:
+def collect(base: Path, keep: list) -> dict[tuple[str, str, str], list[dict]]:
     """(case, net, cc) -> each repetition's figures, for every run found under base
     (keep: as figures_of's)."""
     out: dict[tuple[str, str, str], list[dict]] = {}

@@ -113,3 +113,18 @@ def test_results_rerender_of_the_runners_summaries_writes_the_report(tmp_path):
                              "--out", str(tmp_path / "out")]) == 0
     assert "# " in (base / "report.md").read_text()
     assert json.loads((base / "summaries.json").read_text())[0]["run"] == "reno"
+
+
+def test_ns2_rerender_without_vegasctl_built(tmp_path, capsys, monkeypatch):
+    """The ns-2 replay maps controller specs through `vegasctl list`: unbuilt, it once
+    ended in a FileNotFoundError traceback."""
+    from vegaskit import paths
+    from vegaskit.ns2 import agents
+    monkeypatch.setattr(paths, "VEGASCTL", tmp_path / "vegasctl")
+    agents._variants.cache_clear()
+    try:
+        assert ns2_cli.main(["--rerender", "--out", str(tmp_path)]) == 2
+    finally:
+        agents._variants.cache_clear()
+    _one_line(capsys, "make all")
+    assert list(tmp_path.iterdir()) == []

@@ -7,8 +7,13 @@ import subprocess
 
 
 def sh(argv: list[str], check: bool = True, timeout: float = 30) -> str:
-    """Run a command, return stdout; raise RuntimeError with its stderr on failure."""
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    """Run a command, return stdout; raise RuntimeError with its stderr on failure,
+    or saying why it could not start (a program not built: `make all`)."""
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except OSError as e:
+        hint = " (make all builds the project's programs)" if isinstance(e, FileNotFoundError) else ""
+        raise RuntimeError(f"{argv[0]}: cannot run: {e.strerror}{hint}") from None
     if check and r.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip() or r.returncode}")
     return r.stdout

@@ -258,6 +258,18 @@ def inter_protocol_ratio(
     return ma / mb
 
 
+def inter_protocol_ratios(flows: list[dict], key: str, digits: int | None = 3) -> dict[str, float]:
+    """Mean share of each cc over the mean share of each loss-based cc; rounded for a
+    summary, whole for a report (whose medians must agree with the paper rows')."""
+    by_cc: dict[str, list[float]] = {}
+    for fl in flows:
+        by_cc.setdefault(fl["cc"], []).append(fl[key])
+    loss_based = [cc for cc in by_cc if cc in ("reno", "cubic", "bbr")]
+    ratios = {f"{a}/{b}": inter_protocol_ratio(by_cc, a, b)
+              for a in by_cc for b in loss_based if a != b}
+    return ratios if digits is None else {k: round(v, digits) for k, v in ratios.items()}
+
+
 def utilisation(total_throughput_bps: float, link_rate_bps: float) -> float:
     """Link utilisation = total throughput / link rate (docs/DESIGN.md §6).
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vegaskit.analysis import figures
-from vegaskit.testbed.report import interval, num
+from vegaskit.analysis import figures, metrics
+from vegaskit.testbed.report import interval, num, ratio_cell
 
 from .script import VARIANTS
 
@@ -73,7 +73,8 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
     else:
         out += ["No figure of the paper rests only on runs ns-2 can replay.", ""]
     out += ["| run | variant | queue mean (pkts) | bottleneck drops | loss at bottleneck | "
-            "retransmitted | utilisation | completion (s) |", "|---|---|---|---|---|---|---|---|"]
+            "retransmitted | utilisation | completion (s) | inter-protocol ratio, lifetime |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for run in sorted(runs):
         for v in all_variants:
             sms = [sm for sm in summaries if sm["run"] == run and sm["variant"] == v]
@@ -86,7 +87,8 @@ def section(scenario, summaries: list[dict], unmapped: dict[str, str], linux_dir
                 f"{_loss(sms)} | "
                 f"{interval(figures.summarise([sm['retransmits'] for sm in sms]))} | "
                 f"{interval(figures.summarise([sm['utilisation'] for sm in sms]))} | "
-                f"{interval(figures.summarise(comp)) if any(c is not None for c in comp) else '-'} |")
+                f"{interval(figures.summarise(comp)) if any(c is not None for c in comp) else '-'} | "
+                f"{ratio_cell([metrics.inter_protocol_ratios(sm['flows'], 'avg_bps', None) for sm in sms])} |")
     out.append("")
     out += _windows(summaries, all_variants)
     out += _decisions(summaries, all_variants)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from vegaskit.analysis import figures
+from vegaskit.analysis import figures, metrics
 
 from .lateness import EARLY_S
 
@@ -85,9 +85,7 @@ def _run_tables(summaries: list[dict]) -> list[str]:
             "bottleneck queue mean (pkts) | flows' egress queues, mean (pkts) | loss at bottleneck |",
             "|---|---|---|---|---|---|---|---|---|"]
     for run, sms in by_run.items():
-        ratios = sorted({k for sm in sms for k in sm.get("inter_protocol_ratio_lifetime", {})})
-        ratio = "; ".join(f"{k} {interval(figures.summarise([sm['inter_protocol_ratio_lifetime'].get(k) for sm in sms]))}"
-                          for k in ratios) or "-"
+        ratio = ratio_cell([metrics.inter_protocol_ratios(sm["flows"], "avg_bps", None) for sm in sms])
         links = [sm.get("deepest_queue_link", "bottleneck") for sm in sms]
         link = max(set(links), key=links.count)
         deep = lambda k: figures.summarise([sm["links"][link][k] for sm in sms if "links" in sm])  # noqa: E731
@@ -304,6 +302,14 @@ def emulator_line(summaries: list[dict]) -> list[str]:
             f"{max(worst):.3g} ms at most, over {len(late)} repetition{'s' * (len(late) > 1)}; "
             f"{len(hit)} had releases 1 ms late or more "
             f"({sum(sm['emulator_late_1ms'] for sm in late):,} in all).{when}", ""] + out
+
+
+def ratio_cell(ratios: list[dict[str, float]]) -> str:
+    """Each repetition's inter-protocol ratios ("ours/reno": ratio) -> every ratio's
+    interval over the repetitions, or "-" when the run has none."""
+    keys = sorted({k for r in ratios for k in r})
+    return "; ".join(f"{k} {interval(figures.summarise([r.get(k) for r in ratios]))}"
+                     for k in keys) or "-"
 
 
 def render(scenario, profile: str, summaries: list[dict], command: str) -> str:

@@ -571,16 +571,6 @@ def link_queues(run: Run, queues: dict[str, list], t_end: float) -> dict[str, di
     return out
 
 
-def _ratios(flows: list[dict], key: str) -> dict[str, float]:
-    """Mean share of each cc over the mean share of each loss-based cc."""
-    by_cc: dict[str, list[float]] = {}
-    for fl in flows:
-        by_cc.setdefault(fl["cc"], []).append(fl[key])
-    loss_based = [cc for cc in by_cc if cc in ("reno", "cubic", "bbr")]
-    return {f"{a}/{b}": round(metrics.inter_protocol_ratio(by_cc, a, b), 3)
-            for a in by_cc for b in loss_based if a != b}
-
-
 def summarize(run: Run, results, started, queues, stats, host, t_end) -> dict:
     """stats: the bottleneck's final counters; host: what the run shared the host with
     and how late the emulator ran (execute())."""
@@ -615,7 +605,7 @@ def summarize(run: Run, results, started, queues, stats, host, t_end) -> dict:
         })
     shares = [fl["second_half_bps"] for fl in flows]
     lifetime = [fl["avg_bps"] for fl in flows]
-    ratios = _ratios(flows, "second_half_bps")
+    ratios = metrics.inter_protocol_ratios(flows, "second_half_bps")
     ab = stats["ab"]
     joins = sorted({fl["start_s"] for fl in flows})
     conv = None
@@ -641,7 +631,7 @@ def summarize(run: Run, results, started, queues, stats, host, t_end) -> dict:
         "inter_protocol_ratio": ratios,
         # the papers' statistic: each flow's average over its lifetime (docs/DESIGN.md §7.1)
         "jain_lifetime": round(metrics.jain_index(lifetime), 4) if any(lifetime) else None,
-        "inter_protocol_ratio_lifetime": _ratios(flows, "avg_bps"),
+        "inter_protocol_ratio_lifetime": metrics.inter_protocol_ratios(flows, "avg_bps"),
         "utilisation": round(metrics.utilisation(ab["bytes_out"] * 8 / span,
                                                   run.bottleneck.rate_bps), 4)
         if run.bottleneck.rate_bps and span > 0 else None,

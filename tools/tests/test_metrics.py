@@ -172,6 +172,19 @@ def test_inter_protocol_ratio():
     assert math.isnan(m.inter_protocol_ratio(tp, "cubic", "cubic"))
 
 
+def test_inter_protocol_ratios_of_a_runs_flows():
+    """Each cc over each loss-based one: rounded to 3 digits for a summary, whole for a
+    report (a median of rounded ratios printed ns-2's PIPE under `text` as 0.673 beside
+    the paper row's 0.672)."""
+    flows = [{"cc": "bpf_pipe", "r": 2.0}, {"cc": "bpf_pipe", "r": 4.0},
+             {"cc": "reno", "r": 3.0}, {"cc": "cubic", "r": 6.0}]
+    assert m.inter_protocol_ratios(flows, "r") == {"bpf_pipe/reno": 1.0, "bpf_pipe/cubic": 0.5,
+                                                  "reno/cubic": 0.5, "cubic/reno": 2.0}
+    third = [{"cc": "a", "r": 1.0}, {"cc": "reno", "r": 3.0}]
+    assert m.inter_protocol_ratios(third, "r") == {"a/reno": 0.333}
+    assert m.inter_protocol_ratios(third, "r", None) == {"a/reno": approx(1 / 3, rel=1e-12)}
+
+
 def test_inter_protocol_ratio_uses_means_not_sums():
     # sums would give 6/2 = 3; means give 2/2 = 1
     assert m.inter_protocol_ratio({"a": [2, 2, 2], "b": [2]}, "a", "b") == approx(1.0)

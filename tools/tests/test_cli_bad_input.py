@@ -120,6 +120,7 @@ def test_ns2_rerender_without_vegasctl_built(tmp_path, capsys, monkeypatch):
     ended in a FileNotFoundError traceback."""
     from vegaskit import paths
     from vegaskit.ns2 import agents
+    monkeypatch.setattr(paths, "BUILD", tmp_path)
     monkeypatch.setattr(paths, "VEGASCTL", tmp_path / "vegasctl")
     agents._variants.cache_clear()
     try:
@@ -128,3 +129,9 @@ def test_ns2_rerender_without_vegasctl_built(tmp_path, capsys, monkeypatch):
         agents._variants.cache_clear()
     _one_line(capsys, "make all")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_missing_program_not_ours_gets_no_build_hint():
+    from vegaskit.proc import sh
+    with pytest.raises(RuntimeError, match=r"^/nonexistent/ip: cannot run: No such file or directory$"):
+        sh(["/nonexistent/ip"])

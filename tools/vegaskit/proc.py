@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import signal
 import subprocess
+from pathlib import Path
+
+from vegaskit import paths
 
 
 def sh(argv: list[str], check: bool = True, timeout: float = 30) -> str:
@@ -12,8 +15,10 @@ def sh(argv: list[str], check: bool = True, timeout: float = 30) -> str:
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except OSError as e:
-        hint = " (make all builds the project's programs)" if isinstance(e, FileNotFoundError) else ""
-        raise RuntimeError(f"{argv[0]}: cannot run: {e.strerror}{hint}") from None
+        # a program of ours that is not built: say how to build it
+        ours = isinstance(e, FileNotFoundError) and Path(argv[0]).parent == paths.BUILD
+        hint = " (make all builds it)" if ours else ""
+        raise RuntimeError(f"{argv[0]}: cannot run: {e.strerror or e}{hint}") from None
     if check and r.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)}: {r.stderr.strip() or r.returncode}")
     return r.stdout

@@ -55,6 +55,7 @@ __all__ = [
     "second_half_mean",
     "jain_index",
     "inter_protocol_ratio",
+    "inter_protocol_ratios",
     "utilisation",
     "weighted_percentile",
     "percentile",

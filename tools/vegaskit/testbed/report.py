@@ -19,7 +19,7 @@ def num(v) -> str:
         return "-"
     if isinstance(v, float) and v != v:
         return "nan"
-    if abs(v) >= 1000:
+    if abs(v) >= 999.5:          # .3g would print 999.5 as 1e+03
         return f"{v:,.0f}"
     return f"{v:.3g}"
 

@@ -11,6 +11,7 @@ from typing import Callable
 
 from vegaskit import paths
 from vegaskit.analysis import plots, stats
+from vegaskit.testbed.report import num
 
 from . import measure
 from .cases import ABLATIONS, CASES, CCS, DEFAULT_CASES, NETS, scenario_name
@@ -120,9 +121,9 @@ def _cell(xs: list[float | None], missing: str = "never") -> str:
         return f"{missing} in {sum(x is None for x in xs)}/{len(xs)}"
     med = statistics.median(xs)
     if len(xs) < 2:
-        return f"{med:.3g} (1)"
+        return f"{num(med)} (1)"
     lo, hi, _ = stats.median_interval(xs)
-    return f"{med:.3g} [{lo:.3g}, {hi:.3g}] ({len(xs)})"
+    return f"{num(med)} [{num(lo)}, {num(hi)}] ({len(xs)})"
 
 
 def _verdict(row: Row, xs: list[float | None]) -> str:

@@ -121,10 +121,12 @@ def render(setup: dict, rows: list[dict], command: str, cond: str = "") -> str:
            f"p this test can give with {n} + {n} runs is {stats.min_p(n, n):.4f}).", "",
            "| metric | alone: median [min, max] | beside: median [min, max] | p | p (Holm) | KS |",
            "|---|---|---|---|---|---|"]
+    def g4(v: float) -> str:            # four digits; whole numbers, not 4.819e+06
+        return f"{v:,.0f}" if abs(v) >= 9999.5 else f"{v:.4g}"
     for r in rows:
-        out.append(f"| {r['metric']} | {r['alone']:.4g} [{r['alone_range'][0]:.4g}, "
-                   f"{r['alone_range'][1]:.4g}] | {r['beside']:.4g} [{r['beside_range'][0]:.4g}, "
-                   f"{r['beside_range'][1]:.4g}] | {r['p']:.3g} | {r['p_holm']:.3g} | "
+        out.append(f"| {r['metric']} | {g4(r['alone'])} [{g4(r['alone_range'][0])}, "
+                   f"{g4(r['alone_range'][1])}] | {g4(r['beside'])} [{g4(r['beside_range'][0])}, "
+                   f"{g4(r['beside_range'][1])}] | {r['p']:.3g} | {r['p_holm']:.3g} | "
                    f"{r['ks']:.2f} |")
     out += ["", "What it decides: `make results JOBS=N` runs N scenario runs at once. It is "
             "offered for N up to 1 + the number of others here only when no metric differs. "

@@ -29,7 +29,8 @@
                                             # reported with this text, not against the paper
     [paper]                                 # the paper's numbers, for the report
     ...
-    [report]                                # notes = "..." (the reading of the difference);
+    [report]                                # notes = "..." (the reading of the difference;
+                                            # its figures are a report's, docs/DESIGN.md §6.5);
     per_rep = ["vegas_a"]                   # runs listed repetition by repetition
 
 Times scale together, so a CI run is the full one played faster: same
